@@ -1,0 +1,120 @@
+import { Redis } from 'ioredis';
+import type { CountryCode } from 'libphonenumber-js';
+import pino from 'pino';
+import type { Logger } from 'pino';
+import type { Settings } from './config/settings.js';
+import { createDb, dialectOf } from './db/database.js';
+import type { Db, DialectName } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { AuthLog } from './shared/auth-log.js';
+import { systemClock } from './shared/clock.js';
+import type { Clock } from './shared/clock.js';
+import { loadSecretBox } from './shared/secret-key-file.js';
+import type { SecretBox } from './shared/secret-box.js';
+import type { OutboundPolicy } from './adapters/outbound/address-policy.js';
+import { AdminCredentials } from './modules/auth/admin-credentials.js';
+import { AdminGuard } from './modules/auth/admin-guard.js';
+import { AuthService } from './modules/auth/auth.service.js';
+import { MemoryChallengeStore, RedisChallengeStore } from './modules/auth/challenge-store.js';
+import { Lockout } from './modules/auth/lockout.js';
+import { TokenRepository } from './modules/auth/token.repository.js';
+import { TokenService } from './modules/auth/token.service.js';
+import { MfaRepository } from './modules/mfa/mfa.repository.js';
+import { MfaService } from './modules/mfa/mfa.service.js';
+import { ProviderRepository } from './modules/sms/provider.repository.js';
+import { ProviderService } from './modules/sms/provider.service.js';
+import { SmsSender } from './modules/sms/sms.service.js';
+import type { SendFn } from './modules/sms/sms.service.js';
+import { HealthService } from './modules/health/health.service.js';
+
+export type AppContext = {
+  settings: Settings;
+  log: Logger;
+  clock: Clock;
+  db: Db;
+  dialect: DialectName;
+  redis: Redis | undefined;
+  box: SecretBox;
+  tokens: TokenService;
+  mfa: MfaService;
+  providers: ProviderService;
+  auth: AuthService;
+  guard: AdminGuard;
+  health: HealthService;
+  close(): Promise<void>;
+};
+
+export type ContextOptions = { clock?: Clock; sendSms?: SendFn; migrate?: boolean; log?: Logger };
+
+/** Builds every dependency by hand, in one place (the composition root). */
+export async function createContext(settings: Settings, opts: ContextOptions = {}): Promise<AppContext> {
+  const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? pino({ level: settings.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
+  const dialect = dialectOf(settings.databaseUrl);
+  const db = createDb(settings.databaseUrl);
+  let redis: Redis | undefined;
+  try {
+    if (opts.migrate !== false) await migrateToLatest(db);
+    redis = settings.redisUrl
+      ? new Redis(settings.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true })
+      : undefined;
+    if (redis) await redis.connect();
+  } catch (err) {
+    redis?.disconnect();
+    await db.destroy();
+    throw err;
+  }
+  const box = loadSecretBox(settings);
+  const outbound: OutboundPolicy = { allowHosts: settings.outboundAllowHosts };
+  const authLog = new AuthLog(settings.authLog);
+  const credentials = await AdminCredentials.create(settings.adminUsername, settings.adminPasswordHash, settings.adminPassword);
+  const lockout = new Lockout(
+    { failLimit: settings.apiAuthFailLimit, windowSeconds: settings.apiAuthFailWindow, blockSeconds: settings.apiAuthBlockSeconds },
+    redis,
+  );
+  const tokens = new TokenService(new TokenRepository(db), clock, settings.accessTokenTtl);
+  const providers = new ProviderService(new ProviderRepository(db, dialect), box, clock, settings.smsProviders, outbound);
+  const mfa = new MfaService(new MfaRepository(db), providers, box, clock, {
+    issuer: settings.mfaIssuer,
+    mfaRequired: settings.mfaRequired,
+    smsDefaultRegion: settings.smsDefaultRegion as CountryCode | undefined,
+  });
+  const policy = {
+    mfaRequired: settings.mfaRequired,
+    allowBasicWithoutToken: settings.mfaAllowBasicWithoutToken,
+    challengeTtlSeconds: settings.mfaChallengeTtl,
+  };
+  const auth = new AuthService({
+    credentials,
+    lockout,
+    challenges: redis ? new RedisChallengeStore(redis, clock) : new MemoryChallengeStore(clock),
+    tokens,
+    mfa,
+    sms: new SmsSender(providers, outbound, opts.sendSms),
+    authLog,
+    clock,
+    policy,
+    codeKey: box.derive('sms-code'),
+  });
+  const guard = new AdminGuard({ tokens, credentials, lockout, mfa, authLog, passwordAloneAllowed: auth.passwordAloneAllowed });
+  const health = new HealthService(db, dialect, redis, clock);
+  return {
+    settings,
+    log,
+    clock,
+    db,
+    dialect,
+    redis,
+    box,
+    tokens,
+    mfa,
+    providers,
+    auth,
+    guard,
+    health,
+    async close() {
+      if (redis) await redis.quit().catch(() => undefined);
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import type { Command } from 'commander';
+import { loadSettings } from '../../config/settings.js';
+import { writeSettingsKey } from '../../config/settings-file.js';
+import { hashPassword } from '../../modules/auth/admin-credentials.js';
+import { createContext } from '../../app-context.js';
+import { CliError, output } from '../output.js';
+import { askHidden, readStdinLine } from '../prompt.js';
+
+const MIN_PASSWORD = 12;
+
+export function adminCommands(program: Command): void {
+  const admin = program.command('admin').description('the administrator identity');
+
+  admin
+    .command('set-password')
+    .description('ask for a new administrator password (twice, without echo) and write its argon2id hash to the settings file')
+    .option('--stdin', 'read the password from the first line of standard input instead of asking')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { stdin?: boolean; json?: boolean }) => {
+      const settings = loadSettings();
+      let password: string;
+      if (opts.stdin) {
+        password = await readStdinLine();
+      } else {
+        password = await askHidden('New administrator password: ');
+        const again = await askHidden('Repeat it: ');
+        if (again !== password) throw new CliError('the two passwords differ; nothing was changed', 2);
+      }
+      if (password.length < MIN_PASSWORD) throw new CliError(`the password must have at least ${MIN_PASSWORD} characters; nothing was changed`, 2);
+      writeSettingsKey(settings.configFile, 'MAILSVC_ADMIN_PASSWORD_HASH', await hashPassword(password));
+      output(opts.json, { ok: true, settings_file: settings.configFile }, () =>
+        `Password hash written to ${settings.configFile}. Restart the service (systemctl restart mailsvc) to use it.` +
+        (process.env.MAILSVC_ADMIN_PASSWORD_HASH ? '\nNote: MAILSVC_ADMIN_PASSWORD_HASH is set in the environment and wins over the file.' : ''),
+      );
+    });
+
+  admin
+    .command('mfa')
+    .description('second factors of the administrator')
+    .command('reset')
+    .description('turn off TOTP and SMS OTP and revoke every access token (for an administrator locked out of their second factor)')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const ctx = await createContext(loadSettings());
+      try {
+        const status = await ctx.mfa.resetAll();
+        const revoked = await ctx.tokens.revokeAll();
+        output(opts.json, { ok: true, revoked_tokens: revoked, status }, () =>
+          `Second factors reset: TOTP off and its secret erased, SMS OTP off. ${revoked} access token(s) revoked.\n` +
+          'Sign in with the password and enroll again under /auth/mfa.',
+        );
+      } finally {
+        await ctx.close();
+      }
+    });
+}

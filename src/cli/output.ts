@@ -1,0 +1,39 @@
+import { AppError } from '../shared/errors.js';
+import type { ErrorCode } from '../shared/errors.js';
+import { SettingsError } from '../config/settings.js';
+
+const EXIT: Partial<Record<ErrorCode, number>> = { bad_request: 2, validation: 2, conflict: 3, not_found: 4, unavailable: 69 };
+
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
+  }
+}
+
+/** Prints data as JSON with --json, else as the given human text. */
+export function output(json: boolean | undefined, data: unknown, human: () => string): void {
+  process.stdout.write(json ? JSON.stringify(data, null, 2) + '\n' : human() + '\n');
+}
+
+/** One clear line on stderr and a non-zero exit code. */
+export function fail(err: unknown): never {
+  let message: string;
+  let code = 1;
+  if (err instanceof CliError) {
+    message = err.message;
+    code = err.exitCode;
+  } else if (err instanceof SettingsError) {
+    message = `${err.message}; fix it in the environment or in the settings file`;
+    code = 78;
+  } else if (err instanceof AppError) {
+    message = err.detail;
+    code = EXIT[err.code] ?? 1;
+  } else if (err instanceof Error && /ECONNREFUSED|ENOTFOUND|ETIMEDOUT/.test(err.message)) {
+    message = `cannot reach a server: ${err.message}; check MAILSVC_DATABASE_URL and MAILSVC_REDIS_URL and that the server runs`;
+    code = 69;
+  } else {
+    message = err instanceof Error ? err.message : String(err);
+  }
+  process.stderr.write(`mailsvc: ${message}\n`);
+  process.exit(code);
+}

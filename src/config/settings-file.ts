@@ -1,0 +1,45 @@
+import { readFileSync, writeFileSync, renameSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** Reads a `KEY=VALUE` settings file; blank lines and `#` comments are skipped. */
+export function readSettingsFile(path: string): Record<string, string> {
+  if (!existsSync(path)) return {};
+  const out: Record<string, string> = {};
+  for (const raw of readFileSync(path, 'utf8').split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const eq = line.indexOf('=');
+    if (eq <= 0) continue;
+    out[line.slice(0, eq).trim()] = unquote(line.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+function unquote(value: string): string {
+  if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.at(-1) === value[0]) {
+    return value.slice(1, -1);
+  }
+  return value;
+}
+
+/**
+ * Sets one key in the settings file, keeping every other line, through a temp
+ * file in the same directory and a rename, so a reader never sees half a file.
+ */
+export function writeSettingsKey(path: string, key: string, value: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const lines = existsSync(path) ? readFileSync(path, 'utf8').split('\n') : [];
+  if (lines.at(-1) === '') lines.pop();
+  const entry = `${key}=${value}`;
+  const at = lines.findIndex((l) => l.trim().startsWith(`${key}=`));
+  if (at >= 0) lines[at] = entry;
+  else lines.push(entry);
+  writeFileAtomic(path, lines.join('\n') + '\n', 0o600);
+}
+
+export function writeFileAtomic(path: string, content: string, mode: number): void {
+  const tmp = join(dirname(path), `.${randomBytes(6).toString('hex')}.tmp`);
+  writeFileSync(tmp, content, { mode });
+  renameSync(tmp, path);
+}

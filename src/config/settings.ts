@@ -1,0 +1,154 @@
+import { resolve, join } from 'node:path';
+import { readSettingsFile } from './settings-file.js';
+
+/** A setting that could not be read; the message names the key. */
+export class SettingsError extends Error {
+  constructor(readonly key: string, reason: string) {
+    super(`Invalid setting ${key}: ${reason}`);
+  }
+}
+
+export type ProviderEnv = {
+  baseUrl?: string;
+  clientId?: string;
+  clientSecret?: string;
+  apiKey?: string;
+  from?: string;
+};
+
+export type Settings = Readonly<{
+  apiHost: string;
+  apiPort: number;
+  dataDir: string;
+  configFile: string;
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  adminUsername: string;
+  adminPasswordHash: string | undefined;
+  adminPassword: string | undefined;
+  secretKey: string | undefined;
+  secretKeyPrevious: string[];
+  mfaRequired: boolean;
+  mfaAllowBasicWithoutToken: boolean;
+  mfaIssuer: string;
+  accessTokenTtl: number;
+  mfaChallengeTtl: number;
+  apiAuthFailLimit: number;
+  apiAuthFailWindow: number;
+  apiAuthBlockSeconds: number;
+  trustedProxies: string[];
+  outboundAllowHosts: string[];
+  smsDefaultRegion: string | undefined;
+  smsProviders: Readonly<Record<'provider_a' | 'provider_b', ProviderEnv>>;
+  enableWebPanel: boolean;
+  authLog: string;
+  logLevel: string;
+}>;
+
+type Source = Record<string, string | undefined>;
+
+function str(src: Source, key: string): string | undefined {
+  const v = src[key];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function bool(src: Source, key: string, dflt: boolean): boolean {
+  const v = str(src, key);
+  if (v === undefined) return dflt;
+  const l = v.toLowerCase();
+  if (['yes', 'true', '1', 'on'].includes(l)) return true;
+  if (['no', 'false', '0', 'off'].includes(l)) return false;
+  throw new SettingsError(key, `expected yes or no, got "${v}"`);
+}
+
+function int(src: Source, key: string, dflt: number, min: number, max: number): number {
+  const v = str(src, key);
+  if (v === undefined) return dflt;
+  if (!/^\d+$/.test(v)) throw new SettingsError(key, `expected a whole number, got "${v}"`);
+  const n = Number(v);
+  if (n < min || n > max) throw new SettingsError(key, `must be between ${min} and ${max}`);
+  return n;
+}
+
+function list(src: Source, key: string): string[] {
+  return (str(src, key) ?? '').split(/[\s,]+/).filter(Boolean);
+}
+
+function provider(src: Source, code: string): ProviderEnv {
+  const p = `MAILSVC_SMS_${code}_`;
+  const out: ProviderEnv = {};
+  const set = (k: keyof ProviderEnv, suffix: string): void => {
+    const v = str(src, p + suffix);
+    if (v !== undefined) out[k] = v;
+  };
+  set('baseUrl', 'BASE_URL');
+  set('clientId', 'CLIENT_ID');
+  set('clientSecret', 'CLIENT_SECRET');
+  set('apiKey', 'API_KEY');
+  set('from', 'FROM');
+  return out;
+}
+
+/**
+ * Reads the settings of decisions.md §1 from the environment and the settings
+ * file (the environment wins). Throws SettingsError naming the first bad key.
+ */
+export function loadSettings(env: Source = process.env, cwd = process.cwd()): Settings {
+  const dataDir = resolve(cwd, str(env, 'MAILSVC_DATA_DIR') ?? './var');
+  const configFile = resolve(cwd, str(env, 'MAILSVC_CONFIG_FILE') ?? join(dataDir, 'mailsvc.conf'));
+  const src: Source = { ...readSettingsFile(configFile), ...env };
+
+  const databaseUrl = str(src, 'MAILSVC_DATABASE_URL') ?? `sqlite://${join(dataDir, 'mailsvc.db')}`;
+  if (!/^(sqlite|postgres|postgresql|mysql|mariadb):\/\//.test(databaseUrl)) {
+    throw new SettingsError('MAILSVC_DATABASE_URL', 'must start with sqlite://, postgres:// or mysql://');
+  }
+  const redisUrl = str(src, 'MAILSVC_REDIS_URL');
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new SettingsError('MAILSVC_REDIS_URL', 'must start with redis:// or rediss://');
+  }
+  const secretKey = str(src, 'MAILSVC_SECRET_KEY');
+  for (const [key, value] of [['MAILSVC_SECRET_KEY', secretKey], ...list(src, 'MAILSVC_SECRET_KEY_PREVIOUS').map((v) => ['MAILSVC_SECRET_KEY_PREVIOUS', v])] as const) {
+    if (value !== undefined && Buffer.from(value, 'base64').length !== 32) {
+      throw new SettingsError(key, 'must be the base64 of 32 bytes (openssl rand -base64 32)');
+    }
+  }
+  const hash = str(src, 'MAILSVC_ADMIN_PASSWORD_HASH');
+  if (hash !== undefined && !hash.startsWith('$argon2id$')) {
+    throw new SettingsError('MAILSVC_ADMIN_PASSWORD_HASH', 'must be an argon2id PHC string (mailsvc admin set-password writes one)');
+  }
+  const region = str(src, 'MAILSVC_SMS_DEFAULT_REGION');
+  if (region !== undefined && !/^[A-Z]{2}$/.test(region)) {
+    throw new SettingsError('MAILSVC_SMS_DEFAULT_REGION', 'must be a two-letter ISO country code such as DE');
+  }
+  const username = str(src, 'MAILSVC_ADMIN_USERNAME') ?? 'admin';
+  if (username.includes(':')) throw new SettingsError('MAILSVC_ADMIN_USERNAME', 'must not contain ":"');
+
+  return Object.freeze({
+    apiHost: str(src, 'MAILSVC_API_HOST') ?? '127.0.0.1',
+    apiPort: int(src, 'MAILSVC_API_PORT', 8080, 0, 65535),
+    dataDir,
+    configFile,
+    databaseUrl,
+    redisUrl,
+    adminUsername: username,
+    adminPasswordHash: hash,
+    adminPassword: str(src, 'MAILSVC_ADMIN_PASSWORD'),
+    secretKey,
+    secretKeyPrevious: list(src, 'MAILSVC_SECRET_KEY_PREVIOUS'),
+    mfaRequired: bool(src, 'MAILSVC_MFA_REQUIRED', true),
+    mfaAllowBasicWithoutToken: bool(src, 'MAILSVC_MFA_ALLOW_BASIC_WITHOUT_TOKEN', false),
+    mfaIssuer: str(src, 'MAILSVC_MFA_ISSUER') ?? 'mailsvc',
+    accessTokenTtl: int(src, 'MAILSVC_ACCESS_TOKEN_TTL', 3600, 60, 31 * 86400),
+    mfaChallengeTtl: int(src, 'MAILSVC_MFA_CHALLENGE_TTL', 300, 30, 3600),
+    apiAuthFailLimit: int(src, 'MAILSVC_API_AUTH_FAIL_LIMIT', 5, 1, 1000),
+    apiAuthFailWindow: int(src, 'MAILSVC_API_AUTH_FAIL_WINDOW', 600, 1, 86400 * 7),
+    apiAuthBlockSeconds: int(src, 'MAILSVC_API_AUTH_BLOCK_SECONDS', 900, 1, 86400 * 7),
+    trustedProxies: list(src, 'MAILSVC_TRUSTED_PROXIES'),
+    outboundAllowHosts: list(src, 'MAILSVC_OUTBOUND_ALLOW_HOSTS').map((h) => h.toLowerCase()),
+    smsDefaultRegion: region,
+    smsProviders: Object.freeze({ provider_a: provider(src, 'PROVIDER_A'), provider_b: provider(src, 'PROVIDER_B') }),
+    enableWebPanel: bool(src, 'MAILSVC_ENABLE_WEB_PANEL', false),
+    authLog: resolve(cwd, str(src, 'MAILSVC_AUTH_LOG') ?? join(dataDir, 'auth.log')),
+    logLevel: str(src, 'MAILSVC_LOG_LEVEL') ?? 'info',
+  });
+}

@@ -1,0 +1,59 @@
+import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import type { Dialect } from 'kysely';
+import SqliteDatabase from 'better-sqlite3';
+import pg from 'pg';
+import { createPool } from 'mysql2';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Database } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres' | 'mysql';
+export type Db = Kysely<Database>;
+
+// BIGINT (epoch milliseconds) comes back from pg as a string unless told otherwise.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export function dialectOf(url: string): DialectName {
+  if (url.startsWith('sqlite:')) return 'sqlite';
+  if (url.startsWith('postgres:') || url.startsWith('postgresql:')) return 'postgres';
+  if (url.startsWith('mysql:') || url.startsWith('mariadb:')) return 'mysql';
+  throw new Error(`unsupported database URL scheme in ${url.split(':')[0]}:`);
+}
+
+function sqlitePath(url: string): string {
+  const path = url.replace(/^sqlite:\/\//, '');
+  return path === '' ? ':memory:' : path;
+}
+
+function buildDialect(url: string): Dialect {
+  switch (dialectOf(url)) {
+    case 'sqlite': {
+      const path = sqlitePath(url);
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      const database = new SqliteDatabase(path);
+      database.pragma('journal_mode = WAL');
+      database.pragma('busy_timeout = 5000');
+      database.pragma('foreign_keys = ON');
+      return new SqliteDialect({ database });
+    }
+    case 'postgres':
+      return new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) });
+    case 'mysql':
+      return new MysqlDialect({
+        pool: createPool({ uri: url.replace(/^mariadb:/, 'mysql:'), connectionLimit: 10, supportBigNumbers: true, bigNumberStrings: false }),
+      });
+  }
+}
+
+export function createDb(url: string): Db {
+  return new Kysely<Database>({ dialect: buildDialect(url) });
+}
+
+export async function pingDb(db: Db): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * Every column that holds a value sealed by SecretBox. The seal's associated
+ * data names table, row and column, so a sealed value copied into another
+ * place does not open there. `secrets rotate-key` walks this list.
+ */
+export const SEALED_COLUMNS = [
+  { table: 'admin_mfa', key: 'id', column: 'totp_secret' },
+  { table: 'sms_providers', key: 'code', column: 'client_secret' },
+  { table: 'sms_providers', key: 'code', column: 'api_key' },
+] as const;
+
+export function sealContext(table: string, key: string | number, column: string): string {
+  return `${table}.${key}.${column}`;
+}

@@ -1,0 +1,63 @@
+import Fastify from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { AppContext } from '../app-context.js';
+import { SERVICE_VERSION } from '../shared/version.js';
+import { authRoutes } from '../modules/auth/routes.js';
+import { mfaRoutes } from '../modules/mfa/routes.js';
+import { providerRoutes } from '../modules/sms/routes.js';
+import { healthRoutes } from '../modules/health/routes.js';
+import type { AdminHooks } from '../modules/route-types.js';
+import { ErrorBody, errorResponses } from './error-body.js';
+import { errorHandler } from './error-handler.js';
+import { registerJsonParser } from './json-parser.js';
+
+export const BODY_LIMIT = 1024 * 1024;
+
+function adminHooks(ctx: AppContext): AdminHooks {
+  const hook = (setupPath: boolean) => async (req: FastifyRequest): Promise<void> => {
+    req.admin = await ctx.guard.authenticate({ ip: req.ip, authorization: req.headers.authorization, setupPath });
+  };
+  return { admin: hook(false), setup: hook(true) };
+}
+
+/** The Fastify app: schemas, OpenAPI, error mapping, routes. No business rules here. */
+export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.log as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: ctx.settings.trustedProxies.length > 0 ? ctx.settings.trustedProxies : false,
+    // Types in bodies are exact (no "1" for 1); unknown fields are dropped.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
+    disableRequestLogging: false,
+  });
+  registerJsonParser(app);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) => reply.status(404).send({ detail: `Not found: ${req.method} ${req.url.split('?')[0]}` }));
+  app.addSchema(ErrorBody);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'mailsvc management API', version: SERVICE_VERSION },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          basic: { type: 'http', scheme: 'basic' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  const hooks = adminHooks(ctx);
+  authRoutes(app, ctx.auth, errorResponses);
+  mfaRoutes(app, ctx.mfa, hooks, errorResponses);
+  providerRoutes(app, ctx.providers, hooks, errorResponses);
+  healthRoutes(app, ctx.health, hooks, errorResponses);
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,70 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../shared/errors.js';
+import type { ErrorCode } from '../shared/errors.js';
+
+const STATUS: Record<ErrorCode, number> = {
+  bad_request: 400,
+  validation: 422,
+  unauthenticated: 401,
+  bearer_required: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  upstream: 502,
+  unavailable: 503,
+  internal: 500,
+};
+
+export const WWW_AUTHENTICATE = 'Bearer realm="mailsvc", Basic realm="mailsvc", charset="UTF-8"';
+
+const FASTIFY_CODES: Record<string, [number, string]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'Request body too large: the limit is 1 MiB'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'Unsupported content type: send application/json'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'Content-Length does not match the body'],
+  FST_ERR_CTP_INVALID_JSON_BODY: [400, 'Malformed JSON body'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'Malformed JSON body'],
+};
+
+type Validation = { instancePath?: string; message?: string; params?: Record<string, unknown> };
+
+function validationErrors(list: Validation[], context: string | undefined): { path: string; message: string }[] {
+  return list.map((v) => {
+    const missing = typeof v.params?.missingProperty === 'string' ? `/${v.params.missingProperty}` : '';
+    const path = `${context ?? 'body'}${v.instancePath ?? ''}${missing}`.replace(/\//g, '.');
+    return { path, message: v.message ?? 'is invalid' };
+  });
+}
+
+/**
+ * Maps errors to statuses and bodies. Messages of 5xx are never shown: the
+ * client gets a fixed text and the log gets the error.
+ */
+export function errorHandler(error: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof AppError) {
+    const status = STATUS[error.code];
+    if (status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE);
+    if (status === 429 && error.extra.retryAfter !== undefined && request.routeOptions.config.retryAfter === true) {
+      reply.header('retry-after', String(error.extra.retryAfter));
+    }
+    if (status >= 500) request.log.error({ code: error.code }, error.detail);
+    const body: { detail: string; errors?: { path: string; message: string }[] } = {
+      detail: status === 500 ? 'Internal server error' : error.detail,
+    };
+    if (error.extra.errors) body.errors = error.extra.errors;
+    return reply.status(status).send(body);
+  }
+  const fe = error as FastifyError;
+  if (fe.validation) {
+    const errors = validationErrors(fe.validation as Validation[], fe.validationContext);
+    const first = errors[0];
+    return reply.status(422).send({ detail: first ? `Invalid request: ${first.path} ${first.message}` : 'Invalid request', errors });
+  }
+  const known = fe.code ? FASTIFY_CODES[fe.code] : undefined;
+  if (known) return reply.status(known[0]).send({ detail: known[1] });
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return reply.status(fe.statusCode).send({ detail: fe.message });
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return reply.status(500).send({ detail: 'Internal server error' });
+}

@@ -1,0 +1,77 @@
+import { AppError, unauthenticated } from '../../shared/errors.js';
+import type { AuthLog } from '../../shared/auth-log.js';
+import type { MfaService } from '../mfa/mfa.service.js';
+import type { AdminCredentials } from './admin-credentials.js';
+import type { Lockout } from './lockout.js';
+import type { TokenService } from './token.service.js';
+
+export type AdminPrincipal = { subject: string; via: 'bearer' | 'basic'; mfaVerified: boolean; tokenId: string | null };
+
+export type AdminRequest = {
+  ip: string;
+  authorization: string | undefined;
+  /** The /auth/mfa setup paths, open to Basic and to tokens without a second factor. */
+  setupPath: boolean;
+};
+
+const NOT_ENROLLED =
+  'MFA is required but not enrolled: enroll TOTP or configure SMS MFA first, under /auth/mfa';
+
+function parseBasic(value: string): { user: string; pass: string } | null {
+  const decoded = Buffer.from(value, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return null;
+  return { user: decoded.slice(0, colon), pass: decoded.slice(colon + 1) };
+}
+
+/** Who may call an Admin endpoint: spec §Authentication and decisions.md §3. */
+export class AdminGuard {
+  constructor(
+    private readonly deps: {
+      tokens: TokenService;
+      credentials: AdminCredentials;
+      lockout: Lockout;
+      mfa: MfaService;
+      authLog: AuthLog;
+      passwordAloneAllowed: boolean;
+    },
+  ) {}
+
+  async authenticate(req: AdminRequest): Promise<AdminPrincipal> {
+    const header = req.authorization ?? '';
+    const space = header.indexOf(' ');
+    const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
+    const value = space < 0 ? '' : header.slice(space + 1).trim();
+    if (scheme === 'bearer' && value !== '') return this.bearer(value, req);
+    if (scheme === 'basic' && value !== '') return this.basic(value, req);
+    throw unauthenticated('Authentication required');
+  }
+
+  private async bearer(token: string, req: AdminRequest): Promise<AdminPrincipal> {
+    const principal = await this.deps.tokens.validate(token);
+    if (!principal) throw unauthenticated('Invalid or expired token');
+    if (!principal.mfaVerified && !this.deps.passwordAloneAllowed && !req.setupPath) {
+      const enrolled = (await this.deps.mfa.enrolledMethods()).length > 0;
+      if (enrolled) throw new AppError('bearer_required', 'Bearer token required: this token was issued without a second factor; sign in again');
+      throw new AppError('forbidden', NOT_ENROLLED);
+    }
+    return { subject: principal.subject, via: 'bearer', mfaVerified: principal.mfaVerified, tokenId: principal.tokenId };
+  }
+
+  private async basic(value: string, req: AdminRequest): Promise<AdminPrincipal> {
+    const { lockout, credentials, authLog } = this.deps;
+    await lockout.assertOpen(req.ip);
+    const creds = parseBasic(value);
+    if (!creds || !(await credentials.check(creds.user, creds.pass))) {
+      authLog.failure(creds?.user ?? '-', req.ip);
+      await lockout.registerFailure(req.ip);
+      throw unauthenticated('Invalid credentials');
+    }
+    if (!this.deps.passwordAloneAllowed) {
+      const enrolled = (await this.deps.mfa.enrolledMethods()).length > 0;
+      if (enrolled) throw new AppError('bearer_required', 'Bearer token required');
+      if (!req.setupPath) throw new AppError('forbidden', NOT_ENROLLED);
+    }
+    return { subject: credentials.username, via: 'basic', mfaVerified: false, tokenId: null };
+  }
+}

@@ -1,0 +1,142 @@
+import type { Redis } from 'ioredis';
+import type { Clock } from '../../shared/clock.js';
+
+export type Method = 'totp' | 'sms';
+export const METHODS: readonly Method[] = ['totp', 'sms'];
+export const MAX_CODE_FAILURES = 5;
+export const MAX_SMS_SENDS = 3;
+
+export type Challenge = {
+  id: string;
+  subject: string;
+  methods: Method[];
+  expiresAt: number;
+  failures: number;
+  smsSends: number;
+  smsCodeHash: string | null;
+};
+
+export type SmsReservation = 'ok' | 'missing' | 'limit';
+
+/**
+ * Pending sign-ins. Every change is atomic so that parallel requests can
+ * neither use a challenge twice nor get past the failure and send caps.
+ */
+export type ChallengeStore = {
+  create(c: Challenge): Promise<void>;
+  get(id: string): Promise<Challenge | null>;
+  /** Counts a wrong code; the challenge dies at MAX_CODE_FAILURES. */
+  recordFailure(id: string): Promise<void>;
+  /** Counts an SMS send and stores the new code's hash, unless the cap is reached. */
+  reserveSmsSend(id: string, codeHash: string): Promise<SmsReservation>;
+  /** Removes the challenge; true only for the one caller that removed it. */
+  consume(id: string): Promise<boolean>;
+};
+
+export class MemoryChallengeStore implements ChallengeStore {
+  private readonly items = new Map<string, Challenge>();
+  constructor(private readonly clock: Clock) {}
+
+  private live(id: string): Challenge | null {
+    const c = this.items.get(id);
+    if (!c) return null;
+    if (c.expiresAt <= this.clock.now()) {
+      this.items.delete(id);
+      return null;
+    }
+    return c;
+  }
+
+  create(c: Challenge): Promise<void> {
+    for (const [id, item] of this.items) if (item.expiresAt <= this.clock.now()) this.items.delete(id);
+    this.items.set(c.id, { ...c });
+    return Promise.resolve();
+  }
+  get(id: string): Promise<Challenge | null> {
+    const c = this.live(id);
+    return Promise.resolve(c ? { ...c, methods: [...c.methods] } : null);
+  }
+  recordFailure(id: string): Promise<void> {
+    const c = this.live(id);
+    if (c && ++c.failures >= MAX_CODE_FAILURES) this.items.delete(id);
+    return Promise.resolve();
+  }
+  reserveSmsSend(id: string, codeHash: string): Promise<SmsReservation> {
+    const c = this.live(id);
+    if (!c) return Promise.resolve('missing');
+    if (c.smsSends >= MAX_SMS_SENDS) return Promise.resolve('limit');
+    c.smsSends += 1;
+    c.smsCodeHash = codeHash;
+    return Promise.resolve('ok');
+  }
+  consume(id: string): Promise<boolean> {
+    return Promise.resolve(this.live(id) !== null && this.items.delete(id));
+  }
+}
+
+const RESERVE_SMS = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local n = redis.call('HINCRBY', KEYS[1], 'sms_sends', 1)
+if n > tonumber(ARGV[1]) then redis.call('HINCRBY', KEYS[1], 'sms_sends', -1) return -1 end
+redis.call('HSET', KEYS[1], 'sms_code', ARGV[2])
+return 1`;
+
+const RECORD_FAILURE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local n = redis.call('HINCRBY', KEYS[1], 'failures', 1)
+if n >= tonumber(ARGV[1]) then redis.call('DEL', KEYS[1]) end
+return n`;
+
+/** Challenges in Redis, shared by every API instance; Redis expires them. */
+export class RedisChallengeStore implements ChallengeStore {
+  constructor(private readonly redis: Redis, private readonly clock: Clock) {}
+
+  private key(id: string): string {
+    return `mailsvc:challenge:${id}`;
+  }
+
+  async create(c: Challenge): Promise<void> {
+    const ttl = Math.max(1, c.expiresAt - this.clock.now());
+    await this.redis
+      .multi()
+      .hset(this.key(c.id), {
+        subject: c.subject,
+        methods: c.methods.join(','),
+        expires_at: String(c.expiresAt),
+        failures: String(c.failures),
+        sms_sends: String(c.smsSends),
+        sms_code: c.smsCodeHash ?? '',
+      })
+      .pexpire(this.key(c.id), ttl)
+      .exec();
+  }
+
+  async get(id: string): Promise<Challenge | null> {
+    const h = await this.redis.hgetall(this.key(id));
+    if (h.subject === undefined) return null;
+    const expiresAt = Number(h.expires_at);
+    if (expiresAt <= this.clock.now()) return null;
+    return {
+      id,
+      subject: h.subject,
+      methods: (h.methods ?? '').split(',').filter((m): m is Method => (METHODS as string[]).includes(m)),
+      expiresAt,
+      failures: Number(h.failures ?? 0),
+      smsSends: Number(h.sms_sends ?? 0),
+      smsCodeHash: h.sms_code ? h.sms_code : null,
+    };
+  }
+
+  async recordFailure(id: string): Promise<void> {
+    await this.redis.eval(RECORD_FAILURE, 1, this.key(id), String(MAX_CODE_FAILURES));
+  }
+
+  async reserveSmsSend(id: string, codeHash: string): Promise<SmsReservation> {
+    const r = Number(await this.redis.eval(RESERVE_SMS, 1, this.key(id), String(MAX_SMS_SENDS), codeHash));
+    return r === 1 ? 'ok' : r === 0 ? 'missing' : 'limit';
+  }
+
+  async consume(id: string): Promise<boolean> {
+    return (await this.redis.del(this.key(id))) === 1;
+  }
+}

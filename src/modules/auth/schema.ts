@@ -1,0 +1,28 @@
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+
+// Request objects drop unknown fields (additionalProperties false + Ajv's removeAdditional).
+const strict = { additionalProperties: false } as const;
+const Field = (max: number) => Type.String({ maxLength: max });
+
+export const LoginBody = Type.Object({ username: Field(256), password: Field(1024) }, strict);
+export const SmsSendBody = Type.Object({ challenge_id: Field(128) }, strict);
+export const MethodName = Type.Union([Type.Literal('totp'), Type.Literal('sms')]);
+export const VerifyBody = Type.Object({ challenge_id: Field(128), method: MethodName, code: Field(32) }, strict);
+export const LogoutBody = Type.Object({ access_token: Type.Optional(Field(512)) }, strict);
+
+export const AccessTokenResponse = Type.Object(
+  { access_token: Type.String(), token_type: Type.Literal('bearer'), expires_in: Type.Integer(), mfa_verified: Type.Boolean() },
+  { title: 'AccessToken' },
+);
+export const ChallengeResponse = Type.Object(
+  { mfa_required: Type.Literal(true), challenge_id: Type.String(), methods: Type.Array(MethodName), expires_in: Type.Integer() },
+  { title: 'Challenge' },
+);
+export const SmsSendResponse = Type.Object(
+  { ok: Type.Literal(true), method: Type.Literal('sms'), expires_in: Type.Integer(), phone_hint: Type.String() },
+  { title: 'SmsSent' },
+);
+export const OkResponse = Type.Object({ ok: Type.Literal(true) });
+
+export type LoginBodyT = Static<typeof LoginBody>;

@@ -1,0 +1,30 @@
+import type { Db } from '../../db/database.js';
+import type { AccessTokenTable } from '../../db/schema.js';
+
+export type TokenRow = AccessTokenTable;
+
+export class TokenRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(row: TokenRow): Promise<void> {
+    await this.db.insertInto('access_tokens').values(row).execute();
+  }
+
+  async findById(id: string): Promise<TokenRow | undefined> {
+    return this.db.selectFrom('access_tokens').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async revoke(id: string, at: number): Promise<void> {
+    await this.db.updateTable('access_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  }
+
+  async revokeAll(at: number): Promise<number> {
+    const r = await this.db.updateTable('access_tokens').set({ revoked_at: at }).where('revoked_at', 'is', null).where('expires_at', '>', at).executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
+  /** Rows a day past expiry are of no use to anyone; keeps the table small. */
+  async deleteExpired(before: number): Promise<void> {
+    await this.db.deleteFrom('access_tokens').where('expires_at', '<', before).execute();
+  }
+}

@@ -1,0 +1,37 @@
+import type { Redis } from 'ioredis';
+import type { Db, DialectName } from '../../db/database.js';
+import { pingDb } from '../../db/database.js';
+import { LATEST_SCHEMA, schemaVersion } from '../../db/migrate.js';
+import type { Clock } from '../../shared/clock.js';
+import { SERVICE_VERSION } from '../../shared/version.js';
+
+export type HealthDetails = {
+  status: 'ok' | 'degraded';
+  version: string;
+  uptime_seconds: number;
+  database: { dialect: DialectName; reachable: boolean; schema_version: string | null; schema_latest: string };
+  redis: { configured: boolean; reachable: boolean | null };
+};
+
+export class HealthService {
+  private readonly startedAt: number;
+
+  constructor(private readonly db: Db, private readonly dialect: DialectName, private readonly redis: Redis | undefined, private readonly clock: Clock) {
+    this.startedAt = clock.now();
+  }
+
+  async details(): Promise<HealthDetails> {
+    const reachable = await pingDb(this.db);
+    const version = reachable ? await schemaVersion(this.db).catch(() => null) : null;
+    let redisOk: boolean | null = null;
+    if (this.redis) redisOk = await this.redis.ping().then((r) => r === 'PONG', () => false);
+    const ok = reachable && version === LATEST_SCHEMA && redisOk !== false;
+    return {
+      status: ok ? 'ok' : 'degraded',
+      version: SERVICE_VERSION,
+      uptime_seconds: Math.floor((this.clock.now() - this.startedAt) / 1000),
+      database: { dialect: this.dialect, reachable, schema_version: version, schema_latest: LATEST_SCHEMA },
+      redis: { configured: this.redis !== undefined, reachable: redisOk },
+    };
+  }
+}

@@ -1,0 +1,38 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { ADMIN_SECURITY } from '../route-types.js';
+import type { AdminHooks, RouteErrors } from '../route-types.js';
+import type { HealthService } from './health.service.js';
+
+const Details = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+    version: Type.String(),
+    uptime_seconds: Type.Integer(),
+    database: Type.Object({
+      dialect: Type.String(),
+      reachable: Type.Boolean(),
+      schema_version: Type.Union([Type.String(), Type.Null()]),
+      schema_latest: Type.String(),
+    }),
+    redis: Type.Object({ configured: Type.Boolean(), reachable: Type.Union([Type.Boolean(), Type.Null()]) }),
+  },
+  { title: 'HealthDetails' },
+);
+
+export function healthRoutes(app: FastifyInstance, health: HealthService, hooks: AdminHooks, errors: RouteErrors): void {
+  app.get('/health', {
+    schema: { tags: ['health'], summary: 'Public liveness check', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+    handler: () => ({ status: 'ok' as const }),
+  });
+  app.get('/health/details', {
+    preHandler: hooks.admin,
+    schema: {
+      tags: ['health'],
+      summary: 'Database, Redis, schema and service version, uptime',
+      security: ADMIN_SECURITY,
+      response: { 200: Details, ...errors(401, 403, 429) },
+    },
+    handler: () => health.details(),
+  });
+}

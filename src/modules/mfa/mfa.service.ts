@@ -1,0 +1,172 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import type { CountryCode } from 'libphonenumber-js';
+import type { SecretBox } from '../../shared/secret-box.js';
+import type { Clock } from '../../shared/clock.js';
+import { AppError, badRequest } from '../../shared/errors.js';
+import { sealContext } from '../../db/sealed-columns.js';
+import type { Method } from '../auth/challenge-store.js';
+import type { ProviderService } from '../sms/provider.service.js';
+import { DEFAULT_PROVIDER, isProviderCode } from '../sms/provider-defaults.js';
+import type { ProviderCode } from '../sms/provider-defaults.js';
+import type { AdminMfaRow, MfaRepository } from './mfa.repository.js';
+import { matchTotpStep, newTotpSecret, provisioningUri } from './totp.js';
+
+export type MfaStatus = {
+  totp_enabled: boolean;
+  totp_pending: boolean;
+  totp_confirmed_at: string | null;
+  sms_enabled: boolean;
+  sms_phone: string | null;
+  sms_provider: string | null;
+  methods: Method[];
+  mfa_required: boolean;
+};
+
+export type TotpEnrollment = { secret: string; provisioning_uri: string; issuer: string };
+export type SmsConfigUpdate = { phone?: string; provider?: string; enabled?: boolean };
+
+const TOTP_CTX = sealContext('admin_mfa', 1, 'totp_secret');
+
+export class MfaService {
+  constructor(
+    private readonly repo: MfaRepository,
+    private readonly providers: ProviderService,
+    private readonly box: SecretBox,
+    private readonly clock: Clock,
+    private readonly opts: { issuer: string; mfaRequired: boolean; smsDefaultRegion: CountryCode | undefined },
+  ) {}
+
+  smsProviderOf(row: AdminMfaRow): ProviderCode {
+    return row.sms_provider !== null && isProviderCode(row.sms_provider) ? row.sms_provider : DEFAULT_PROVIDER;
+  }
+
+  /** The usable second factors: "a second factor is enrolled" means this is not empty. */
+  async methodsOf(row: AdminMfaRow): Promise<Method[]> {
+    const methods: Method[] = [];
+    if (row.totp_enabled === 1 && row.totp_secret !== null) methods.push('totp');
+    if (row.sms_enabled === 1 && row.sms_phone !== null && (await this.providers.hasCredentials(this.smsProviderOf(row)))) {
+      methods.push('sms');
+    }
+    return methods;
+  }
+
+  record(): Promise<AdminMfaRow> {
+    return this.repo.get();
+  }
+
+  async enrolledMethods(): Promise<Method[]> {
+    return this.methodsOf(await this.repo.get());
+  }
+
+  private async statusOf(row: AdminMfaRow): Promise<MfaStatus> {
+    return {
+      totp_enabled: row.totp_enabled === 1,
+      totp_pending: row.totp_enabled === 0 && row.totp_secret !== null,
+      totp_confirmed_at: row.totp_confirmed_at === null ? null : new Date(row.totp_confirmed_at).toISOString(),
+      sms_enabled: row.sms_enabled === 1,
+      sms_phone: row.sms_phone,
+      sms_provider: row.sms_provider,
+      methods: await this.methodsOf(row),
+      mfa_required: this.opts.mfaRequired,
+    };
+  }
+
+  async status(): Promise<MfaStatus> {
+    return this.statusOf(await this.repo.get());
+  }
+
+  async enrollTotp(username: string): Promise<TotpEnrollment> {
+    return this.repo.transaction(async (tx) => {
+      const row = await this.repo.get(tx);
+      if (row.totp_enabled === 1) {
+        throw new AppError('conflict', 'TOTP is already enabled: disable it with DELETE /auth/mfa/totp before enrolling again');
+      }
+      const secret = newTotpSecret();
+      await this.repo.update(
+        { totp_secret: this.box.seal(secret, TOTP_CTX), totp_enabled: 0, totp_confirmed_at: null, totp_last_step: null },
+        this.clock.now(),
+        tx,
+      );
+      return { secret, provisioning_uri: provisioningUri(secret, username, this.opts.issuer), issuer: this.opts.issuer };
+    });
+  }
+
+  async confirmTotp(code: string): Promise<MfaStatus> {
+    const row = await this.repo.get();
+    if (row.totp_secret === null) throw badRequest('TOTP enrollment not started: call POST /auth/mfa/totp/enroll first');
+    const now = this.clock.now();
+    const step = matchTotpStep(this.box.open(row.totp_secret, TOTP_CTX), code, now);
+    if (step === null) throw badRequest('Invalid code');
+    if (row.totp_enabled === 0) {
+      if (!(await this.repo.confirmPending(row.totp_secret, step, now))) {
+        throw badRequest('TOTP enrollment changed while confirming: scan the new secret and confirm again');
+      }
+    } else if (!(await this.repo.acceptTotpStep(step, now))) {
+      throw badRequest('Invalid code');
+    }
+    return this.status();
+  }
+
+  async deleteTotp(): Promise<MfaStatus> {
+    await this.repo.update({ totp_enabled: 0, totp_secret: null, totp_confirmed_at: null, totp_last_step: null }, this.clock.now());
+    return this.status();
+  }
+
+  /** Checks a TOTP code for sign-in; a time step is accepted once only. */
+  async verifyTotp(code: string): Promise<boolean> {
+    const row = await this.repo.get();
+    if (row.totp_enabled !== 1 || row.totp_secret === null) return false;
+    const now = this.clock.now();
+    const step = matchTotpStep(this.box.open(row.totp_secret, TOTP_CTX), code, now);
+    return step !== null && this.repo.acceptTotpStep(step, now);
+  }
+
+  normalizePhone(phone: string): string {
+    const parsed = parsePhoneNumberFromString(phone, this.opts.smsDefaultRegion);
+    if (!parsed || !parsed.isValid()) throw badRequest('Invalid phone number');
+    return parsed.number;
+  }
+
+  /** Applies phone, provider, enabled in that order; any 400 commits nothing. */
+  async patchSms(body: SmsConfigUpdate): Promise<MfaStatus> {
+    await this.repo.transaction(async (tx) => {
+      const row = await this.repo.get(tx);
+      const next: Partial<AdminMfaRow> = {};
+      let phone = row.sms_phone;
+      let provider = row.sms_provider;
+      if (body.phone !== undefined) {
+        if (body.phone === '') {
+          phone = null;
+          next.sms_phone = null;
+          next.sms_enabled = 0;
+        } else {
+          phone = this.normalizePhone(body.phone);
+          next.sms_phone = phone;
+        }
+      }
+      if (body.provider !== undefined) {
+        if (!isProviderCode(body.provider)) throw badRequest('Unknown provider');
+        provider = body.provider;
+        next.sms_provider = provider;
+      }
+      if (body.enabled === true) {
+        if (phone === null) throw badRequest('Cannot enable SMS: no phone stored; set phone first');
+        const code = provider !== null && isProviderCode(provider) ? provider : DEFAULT_PROVIDER;
+        if (!(await this.providers.hasCredentials(code))) {
+          throw badRequest(`Cannot enable SMS: provider ${code} has no credentials; set client_secret or api_key with PUT /auth/mfa/providers`);
+        }
+        next.sms_enabled = 1;
+      } else if (body.enabled === false) {
+        next.sms_enabled = 0;
+      }
+      if (Object.keys(next).length > 0) await this.repo.update(next, this.clock.now(), tx);
+    });
+    return this.status();
+  }
+
+  /** For `admin mfa reset` on the host: both factors off, TOTP secret erased. */
+  async resetAll(): Promise<MfaStatus> {
+    await this.repo.update({ totp_enabled: 0, totp_secret: null, totp_confirmed_at: null, totp_last_step: null, sms_enabled: 0 }, this.clock.now());
+    return this.status();
+  }
+}

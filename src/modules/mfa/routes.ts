@@ -1,0 +1,60 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ADMIN_SECURITY as security } from '../route-types.js';
+import type { AdminHooks, RouteErrors } from '../route-types.js';
+import type { MfaService } from './mfa.service.js';
+import { MfaStatus, SmsConfigBody, TotpConfirmBody, TotpEnrollment } from './schema.js';
+
+
+/** The MFA setup paths: administrator only, open to Basic while MFA is not enrolled. */
+export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHooks, errors: RouteErrors): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const common = errors(401, 403, 429);
+
+  r.get('/auth/mfa', {
+    preHandler: hooks.setup,
+    schema: { tags: ['mfa'], summary: 'MFA status of the administrator', security, response: { 200: MfaStatus, ...common } },
+    handler: () => mfa.status(),
+  });
+
+  r.post('/auth/mfa/totp/enroll', {
+    preHandler: hooks.setup,
+    schema: {
+      tags: ['mfa'],
+      summary: 'Start TOTP enrolment: returns the secret once',
+      security,
+      response: { 200: TotpEnrollment, ...common, ...errors(409) },
+    },
+    handler: (req) => mfa.enrollTotp(req.admin?.subject ?? ''),
+  });
+
+  r.post('/auth/mfa/totp/confirm', {
+    preHandler: hooks.setup,
+    schema: {
+      tags: ['mfa'],
+      summary: 'Confirm TOTP enrolment with a current code',
+      security,
+      body: TotpConfirmBody,
+      response: { 200: MfaStatus, ...common, ...errors(400, 413, 422) },
+    },
+    handler: (req) => mfa.confirmTotp(req.body.code),
+  });
+
+  r.delete('/auth/mfa/totp', {
+    preHandler: hooks.setup,
+    schema: { tags: ['mfa'], summary: 'Disable TOTP and erase its secret', security, response: { 200: MfaStatus, ...common } },
+    handler: () => mfa.deleteTotp(),
+  });
+
+  r.patch('/auth/mfa/sms', {
+    preHandler: hooks.setup,
+    schema: {
+      tags: ['mfa'],
+      summary: 'Change the SMS OTP phone, provider and switch (in that order, all or nothing)',
+      security,
+      body: SmsConfigBody,
+      response: { 200: MfaStatus, ...common, ...errors(400, 413, 422) },
+    },
+    handler: (req) => mfa.patchSms(req.body),
+  });
+}

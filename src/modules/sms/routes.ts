@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ADMIN_SECURITY as security } from '../route-types.js';
+import type { AdminHooks, RouteErrors } from '../route-types.js';
+import type { ProviderService } from './provider.service.js';
+import { ProviderRecord, ProviderUpdateBody } from './schema.js';
+
+
+export function providerRoutes(app: FastifyInstance, providers: ProviderService, hooks: AdminHooks, errors: RouteErrors): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get('/auth/mfa/providers', {
+    preHandler: hooks.setup,
+    schema: {
+      tags: ['mfa'],
+      summary: 'The SMS providers, stored values or defaults; secrets only as has_* flags',
+      security,
+      response: { 200: Type.Array(ProviderRecord), ...errors(401, 403, 429) },
+    },
+    handler: () => providers.list(),
+  });
+
+  r.put('/auth/mfa/providers', {
+    preHandler: hooks.setup,
+    schema: {
+      tags: ['mfa'],
+      summary: 'Create or change one SMS provider record',
+      security,
+      body: ProviderUpdateBody,
+      response: { 200: ProviderRecord, ...errors(400, 401, 403, 413, 422, 429) },
+    },
+    handler: (req) => providers.put(req.body),
+  });
+}

@@ -1,0 +1,24 @@
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/**
+ * The auth log the `mailsvc-auth` fail2ban jail reads (decisions.md §4).
+ * The user name is what the client sent, so it is cut down to characters that
+ * cannot forge a second " from <ip>" or a new line.
+ */
+export class AuthLog {
+  constructor(private readonly path: string) {
+    mkdirSync(dirname(path), { recursive: true });
+  }
+
+  static sanitizeUser(user: string): string {
+    const clean = user.replace(/[^A-Za-z0-9._@+-]/g, '_').slice(0, 64);
+    return clean === '' ? '-' : clean;
+  }
+
+  failure(user: string, ip: string): void {
+    const line = `${new Date().toISOString()} mailsvc-auth: authentication failure for ${AuthLog.sanitizeUser(user)} from ${ip}\n`;
+    // One append per line: O_APPEND keeps lines whole when instances share the file.
+    appendFileSync(this.path, line, { mode: 0o640 });
+  }
+}

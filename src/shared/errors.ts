@@ -1,0 +1,30 @@
+/**
+ * Stable error codes. Services throw AppError with one of these; only http/
+ * maps a code to a status and only cli/ maps it to an exit code.
+ */
+export type ErrorCode =
+  | 'bad_request'
+  | 'validation'
+  | 'unauthenticated'
+  | 'bearer_required'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'rate_limited'
+  | 'upstream'
+  | 'unavailable'
+  | 'internal';
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly extra: { retryAfter?: number; errors?: { path: string; message: string }[] } = {},
+  ) {
+    super(detail);
+    this.name = 'AppError';
+  }
+}
+
+export const badRequest = (detail: string): AppError => new AppError('bad_request', detail);
+export const unauthenticated = (detail: string): AppError => new AppError('unauthenticated', detail);
