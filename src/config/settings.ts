@@ -1,4 +1,5 @@
 import { resolve, join } from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { readSettingsFile } from './settings-file.js';
 
 /** A setting that could not be read; the message names the key. */
@@ -120,6 +121,11 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd()): Se
   if (region !== undefined && !/^[A-Z]{2}$/.test(region)) {
     throw new SettingsError('MAILSVC_SMS_DEFAULT_REGION', 'must be a two-letter ISO country code such as DE');
   }
+  const trustedProxies = list(src, 'MAILSVC_TRUSTED_PROXIES');
+  for (const entry of trustedProxies) {
+    const ok = entry.includes('/') ? (() => { try { ipaddr.parseCIDR(entry); return true; } catch { return false; } })() : ipaddr.isValid(entry);
+    if (!ok) throw new SettingsError('MAILSVC_TRUSTED_PROXIES', `"${entry}" is not an address or CIDR`);
+  }
   const username = str(src, 'MAILSVC_ADMIN_USERNAME') ?? 'admin';
   if (username.includes(':')) throw new SettingsError('MAILSVC_ADMIN_USERNAME', 'must not contain ":"');
 
@@ -143,7 +149,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd()): Se
     apiAuthFailLimit: int(src, 'MAILSVC_API_AUTH_FAIL_LIMIT', 5, 1, 1000),
     apiAuthFailWindow: int(src, 'MAILSVC_API_AUTH_FAIL_WINDOW', 600, 1, 86400 * 7),
     apiAuthBlockSeconds: int(src, 'MAILSVC_API_AUTH_BLOCK_SECONDS', 900, 1, 86400 * 7),
-    trustedProxies: list(src, 'MAILSVC_TRUSTED_PROXIES'),
+    trustedProxies,
     outboundAllowHosts: list(src, 'MAILSVC_OUTBOUND_ALLOW_HOSTS').map((h) => h.toLowerCase()),
     smsDefaultRegion: region,
     smsProviders: Object.freeze({ provider_a: provider(src, 'PROVIDER_A'), provider_b: provider(src, 'PROVIDER_B') }),

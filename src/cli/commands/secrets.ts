@@ -37,7 +37,9 @@ export function secretsCommands(program: Command): void {
         const fresh = randomBytes(32);
         // The new key goes first while the old ones stay, so every value opens at every moment.
         writeKeyFile(path, [fresh, ...old]);
-        const result = await resealAll(db, new SecretBox(fresh, old));
+        // Keys listed in MAILSVC_SECRET_KEY_PREVIOUS open values too, as they do in the service.
+        const previous = settings.secretKeyPrevious.map((k) => Buffer.from(k, 'base64'));
+        const result = await resealAll(db, new SecretBox(fresh, [...old, ...previous]));
         writeKeyFile(path, [fresh]);
         output(opts.json, { ...result, key_source: path }, () =>
           `New key ${result.key_id} written to ${path}; ${result.resealed} secret(s) re-encrypted. Restart the service to load it.`,

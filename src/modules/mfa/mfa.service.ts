@@ -6,7 +6,7 @@ import { AppError, badRequest } from '../../shared/errors.js';
 import { sealContext } from '../../db/sealed-columns.js';
 import type { Method } from '../auth/challenge-store.js';
 import type { ProviderService } from '../sms/provider.service.js';
-import { DEFAULT_PROVIDER, isProviderCode } from '../sms/provider-defaults.js';
+import { DEFAULT_PROVIDER, PROVIDER_CODES, isProviderCode } from '../sms/provider-defaults.js';
 import type { ProviderCode } from '../sms/provider-defaults.js';
 import type { AdminMfaRow, MfaRepository } from './mfa.repository.js';
 import { matchTotpStep, newTotpSecret, provisioningUri } from './totp.js';
@@ -129,6 +129,11 @@ export class MfaService {
 
   /** Applies phone, provider, enabled in that order; any 400 commits nothing. */
   async patchSms(body: SmsConfigUpdate): Promise<MfaStatus> {
+    // Looked up before the transaction: SQLite has one connection, held by the transaction.
+    const configured = new Map<ProviderCode, boolean>();
+    if (body.enabled === true) {
+      for (const code of PROVIDER_CODES) configured.set(code, await this.providers.hasCredentials(code));
+    }
     await this.repo.transaction(async (tx) => {
       const row = await this.repo.get(tx);
       const next: Partial<AdminMfaRow> = {};
@@ -152,7 +157,7 @@ export class MfaService {
       if (body.enabled === true) {
         if (phone === null) throw badRequest('Cannot enable SMS: no phone stored; set phone first');
         const code = provider !== null && isProviderCode(provider) ? provider : DEFAULT_PROVIDER;
-        if (!(await this.providers.hasCredentials(code))) {
+        if (configured.get(code) !== true) {
           throw badRequest(`Cannot enable SMS: provider ${code} has no credentials; set client_secret or api_key with PUT /auth/mfa/providers`);
         }
         next.sms_enabled = 1;

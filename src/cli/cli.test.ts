@@ -1,0 +1,316 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import pino from 'pino';
+import { buildCli, REPO_ROOT, runCli, stderrLines } from '../../test/helpers/cli.js';
+import type { CliResult } from '../../test/helpers/cli.js';
+import { oathtoolCode, oathtoolInstalled } from '../../test/helpers/totp.js';
+import { skipNotice } from '../../test/helpers/services.js';
+import { createContext } from '../app-context.js';
+import type { AppContext } from '../app-context.js';
+import { loadSettings } from '../config/settings.js';
+import { LATEST_SCHEMA } from '../db/migrate.js';
+import { SEALED_COLUMNS, sealContext } from '../db/sealed-columns.js';
+import { buildApp } from '../http/app.js';
+import { AdminCredentials } from '../modules/auth/admin-credentials.js';
+import { SecretBox } from '../shared/secret-box.js';
+
+/** The `mailsvc` command, built and run the way an operator runs it. */
+const PASSWORD = 'a-new-password-20-ch';
+const haveOathtool = oathtoolInstalled();
+if (!haveOathtool) skipNotice('oathtool (Debian package oathtool)', 'not found on PATH');
+
+let dirs: string[] = [];
+const dataDir = (): string => {
+  const d = mkdtempSync(join(tmpdir(), 'mailsvc-cli-'));
+  dirs.push(d);
+  return d;
+};
+const settingsOf = (dir: string, env: Record<string, string> = {}) => loadSettings({ MAILSVC_DATA_DIR: dir, ...env }, REPO_ROOT);
+const openContext = (dir: string, env: Record<string, string> = {}): Promise<AppContext> =>
+  createContext(settingsOf(dir, env), { log: pino({ level: 'silent' }) });
+const cli = (dir: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> =>
+  runCli(args, { env: { MAILSVC_DATA_DIR: dir, ...env }, ...(input === undefined ? {} : { input }) });
+const json = (r: CliResult): Record<string, unknown> => JSON.parse(r.stdout) as Record<string, unknown>;
+
+/** Fails with what the command said when it did not exit 0. */
+function expectOk(r: CliResult): void {
+  expect(r.code, r.stderr).toBe(0);
+}
+
+/** One line, "mailsvc: …", and nothing that looks like a stack trace. */
+function expectOneErrorLine(r: CliResult): string {
+  const lines = stderrLines(r);
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^mailsvc: /);
+  expect(r.stderr).not.toMatch(/^\s+at /m);
+  return lines[0] ?? '';
+}
+
+/** Every sealed value in the database, with where it sits. */
+async function sealedValues(ctx: AppContext): Promise<{ table: string; key: string | number; column: string; value: string }[]> {
+  const out = [];
+  for (const { table, key, column } of SEALED_COLUMNS) {
+    const rows = await sql<{ k: string | number; v: string | null }>`select ${sql.ref(key)} as k, ${sql.ref(column)} as v from ${sql.table(table)}`.execute(ctx.db);
+    for (const { k, v } of rows.rows) if (v !== null) out.push({ table, key: k, column, value: v });
+  }
+  return out;
+}
+
+/** A provider secret pair and a TOTP secret, stored through the services; returns the TOTP secret. */
+async function storeSecrets(dir: string, env: Record<string, string> = {}): Promise<string> {
+  const ctx = await openContext(dir, env);
+  try {
+    await ctx.providers.put({ code: 'provider_a', api_key: 'k-123', client_secret: 's-456' });
+    return (await ctx.mfa.enrollTotp('admin')).secret;
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** The three secrets open under the context's keys to what was stored, and all are sealed with `keyId`. */
+async function expectSecretsUnder(ctx: AppContext, keyId: string, totpSecret: string): Promise<void> {
+  const sealed = await sealedValues(ctx);
+  expect(sealed).toHaveLength(3);
+  for (const s of sealed) expect(s.value.split('.')[1], `${s.table}.${s.column}`).toBe(keyId);
+  const provider = await ctx.providers.sendConfig('provider_a');
+  expect(provider).toMatchObject({ apiKey: 'k-123', clientSecret: 's-456' });
+  const mfa = await ctx.mfa.record();
+  expect(ctx.box.open(mfa.totp_secret ?? '', sealContext('admin_mfa', 1, 'totp_secret'))).toBe(totpSecret);
+}
+
+beforeAll(() => {
+  buildCli();
+}, 120_000);
+
+afterEach(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  dirs = [];
+});
+
+describe('mailsvc admin set-password', () => {
+  it('writes an argon2id hash to the settings file (0600), keeps the other lines, and the service signs in with it', async () => {
+    const dir = dataDir();
+    const conf = join(dir, 'mailsvc.conf');
+    writeFileSync(conf, '# site settings\nMAILSVC_MFA_REQUIRED=no\nMAILSVC_MFA_ISSUER=acme\n');
+    const r = await cli(dir, ['admin', 'set-password', '--stdin', '--json'], {}, `${PASSWORD}\n`);
+    expectOk(r);
+    expect(json(r)).toEqual({ ok: true, settings_file: conf });
+
+    const text = readFileSync(conf, 'utf8');
+    expect(statSync(conf).mode & 0o777).toBe(0o600);
+    expect(text).not.toContain(PASSWORD);
+    expect(text.split('\n').slice(0, 3)).toEqual(['# site settings', 'MAILSVC_MFA_REQUIRED=no', 'MAILSVC_MFA_ISSUER=acme']);
+    expect(text).toMatch(/^MAILSVC_ADMIN_PASSWORD_HASH=\$argon2id\$\S+$/m);
+
+    const settings = settingsOf(dir);
+    const creds = await AdminCredentials.create('admin', settings.adminPasswordHash, undefined);
+    expect(await creds.check('admin', PASSWORD)).toBe(true);
+    expect(await creds.check('admin', `${PASSWORD}x`)).toBe(false);
+
+    // The service on that data dir: the file's MAILSVC_MFA_REQUIRED=no lets the password alone sign in.
+    const ctx = await openContext(dir);
+    const app = await buildApp(ctx);
+    try {
+      const ok = await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'admin', password: PASSWORD } });
+      expect(ok.statusCode).toBe(200);
+      expect(ok.json()).toMatchObject({ token_type: 'bearer', mfa_verified: false });
+      const bad = await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'admin', password: 'correct horse battery staple' } });
+      expect(bad.statusCode).toBe(401);
+    } finally {
+      await app.close();
+      await ctx.close();
+    }
+  });
+
+  it('a second run replaces the hash instead of adding a line', async () => {
+    const dir = dataDir();
+    expectOk(await cli(dir, ['admin', 'set-password', '--stdin'], {}, `${PASSWORD}\n`));
+    const first = readFileSync(join(dir, 'mailsvc.conf'), 'utf8');
+    const r = await cli(dir, ['admin', 'set-password', '--stdin'], {}, 'another-password-of-20\n');
+    expectOk(r);
+    expect(r.stdout).toMatch(/Password hash written to .*mailsvc\.conf/);
+    const second = readFileSync(join(dir, 'mailsvc.conf'), 'utf8');
+    expect(second).not.toBe(first);
+    expect(second.match(/MAILSVC_ADMIN_PASSWORD_HASH=/g)).toHaveLength(1);
+    const creds = await AdminCredentials.create('admin', settingsOf(dir).adminPasswordHash, undefined);
+    expect(await creds.check('admin', 'another-password-of-20')).toBe(true);
+  });
+
+  it('refuses a too-short password with one line on stderr and leaves the file as it was', async () => {
+    const dir = dataDir();
+    const conf = join(dir, 'mailsvc.conf');
+    writeFileSync(conf, 'MAILSVC_MFA_ISSUER=acme\n');
+    for (const input of ['short\n', '\n', '']) {
+      const r = await cli(dir, ['admin', 'set-password', '--stdin', '--json'], {}, input);
+      expect(r.code).not.toBe(0);
+      expect(expectOneErrorLine(r)).toMatch(/at least \d+ characters/);
+      expect(r.stdout).toBe('');
+      expect(readFileSync(conf, 'utf8')).toBe('MAILSVC_MFA_ISSUER=acme\n');
+    }
+  });
+});
+
+describe('mailsvc db migrate', () => {
+  it('applies the migrations on a new SQLite database, then nothing on the second run', async () => {
+    const dir = dataDir();
+    const first = await cli(dir, ['db', 'migrate', '--json']);
+    expectOk(first);
+    const body = json(first);
+    expect(body.schema_version).toBe(LATEST_SCHEMA);
+    expect((body.applied as string[])[0]).toBe('0001_auth');
+    expect((body.applied as string[]).at(-1)).toBe(LATEST_SCHEMA);
+    expect(existsSync(join(dir, 'mailsvc.db'))).toBe(true);
+
+    const second = await cli(dir, ['db', 'migrate', '--json']);
+    expectOk(second);
+    expect(json(second)).toEqual({ applied: [], schema_version: LATEST_SCHEMA });
+  });
+});
+
+describe('mailsvc admin mfa reset', () => {
+  it.skipIf(!haveOathtool)('turns TOTP off, erases its secret and revokes the access tokens', async () => {
+    const dir = dataDir();
+    let ctx = await openContext(dir);
+    const { secret } = await ctx.mfa.enrollTotp('admin');
+    await ctx.mfa.confirmTotp(oathtoolCode(secret));
+    const token = (await ctx.tokens.issue('admin', true)).access_token;
+    expect((await ctx.mfa.status()).methods).toEqual(['totp']);
+    expect(await ctx.tokens.validate(token)).not.toBeNull();
+    await ctx.close();
+
+    const r = await cli(dir, ['admin', 'mfa', 'reset', '--json']);
+    expectOk(r);
+    expect(json(r)).toMatchObject({ ok: true, revoked_tokens: 1, status: { totp_enabled: false, sms_enabled: false, methods: [] } });
+
+    ctx = await openContext(dir);
+    try {
+      const row = await ctx.mfa.record();
+      expect(row).toMatchObject({ totp_enabled: 0, totp_secret: null, totp_confirmed_at: null, sms_enabled: 0 });
+      expect(await ctx.tokens.validate(token)).toBeNull();
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe('mailsvc secrets rotate-key', () => {
+  it('with the key file: a new single key in the file, every sealed value moved to it and still opening', async () => {
+    const dir = dataDir();
+    const totpSecret = await storeSecrets(dir);
+    const keyFile = join(dir, 'secret.key');
+    const oldText = readFileSync(keyFile, 'utf8');
+    const oldKey = Buffer.from(oldText.trim(), 'base64');
+
+    const r = await cli(dir, ['secrets', 'rotate-key', '--json']);
+    expectOk(r);
+    const newText = readFileSync(keyFile, 'utf8');
+    expect(newText).not.toBe(oldText);
+    const lines = newText.split('\n').filter((l) => l.trim() !== '');
+    expect(lines).toHaveLength(1);
+    const newId = new SecretBox(Buffer.from(lines[0] ?? '', 'base64')).keyId;
+    expect(json(r)).toEqual({ key_id: newId, resealed: 3, already_current: 0, key_source: keyFile });
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+
+    const ctx = await openContext(dir);
+    try {
+      await expectSecretsUnder(ctx, newId, totpSecret);
+      const [first] = await sealedValues(ctx);
+      expect(() => new SecretBox(oldKey).open(first?.value ?? '', sealContext(first?.table ?? '', first?.key ?? '', first?.column ?? ''))).toThrow();
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('with MAILSVC_SECRET_KEY and MAILSVC_SECRET_KEY_PREVIOUS: re-seals under the key from the environment', async () => {
+    const dir = dataDir();
+    const oldKey = randomBytes(32).toString('base64');
+    const newKey = randomBytes(32).toString('base64');
+    const totpSecret = await storeSecrets(dir, { MAILSVC_SECRET_KEY: oldKey });
+
+    const r = await cli(dir, ['secrets', 'rotate-key', '--json'], { MAILSVC_SECRET_KEY: newKey, MAILSVC_SECRET_KEY_PREVIOUS: oldKey });
+    expectOk(r);
+    const newId = new SecretBox(Buffer.from(newKey, 'base64')).keyId;
+    expect(json(r)).toEqual({ key_id: newId, resealed: 3, already_current: 0, key_source: 'environment' });
+    expect(existsSync(join(dir, 'secret.key'))).toBe(false);
+
+    const again = await cli(dir, ['secrets', 'rotate-key', '--json'], { MAILSVC_SECRET_KEY: newKey });
+    expectOk(again);
+    expect(json(again)).toMatchObject({ resealed: 0, already_current: 3 });
+
+    const ctx = await openContext(dir, { MAILSVC_SECRET_KEY: newKey });
+    try {
+      await expectSecretsUnder(ctx, newId, totpSecret);
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('with the key file, also moves values sealed under a key named in MAILSVC_SECRET_KEY_PREVIOUS', async () => {
+    const dir = dataDir();
+    const envKey = randomBytes(32).toString('base64');
+    const totpSecret = await storeSecrets(dir, { MAILSVC_SECRET_KEY: envKey });
+    await (await openContext(dir)).close(); // the first start without MAILSVC_SECRET_KEY writes secret.key
+
+    const r = await cli(dir, ['secrets', 'rotate-key', '--json'], { MAILSVC_SECRET_KEY_PREVIOUS: envKey });
+    expectOk(r);
+    expect(json(r)).toMatchObject({ resealed: 3, already_current: 0 });
+    const ctx = await openContext(dir);
+    try {
+      await expectSecretsUnder(ctx, String(json(r).key_id), totpSecret);
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('without the old key in MAILSVC_SECRET_KEY_PREVIOUS: fails with one line and changes nothing', async () => {
+    const dir = dataDir();
+    const oldKey = randomBytes(32).toString('base64');
+    const totpSecret = await storeSecrets(dir, { MAILSVC_SECRET_KEY: oldKey });
+    const r = await cli(dir, ['secrets', 'rotate-key'], { MAILSVC_SECRET_KEY: randomBytes(32).toString('base64') });
+    expect(r.code).not.toBe(0);
+    expect(expectOneErrorLine(r)).toMatch(/MAILSVC_SECRET_KEY_PREVIOUS/);
+    const ctx = await openContext(dir, { MAILSVC_SECRET_KEY: oldKey });
+    try {
+      await expectSecretsUnder(ctx, ctx.box.keyId, totpSecret);
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe('mailsvc errors and help', () => {
+  it('a bad setting, in the environment or in the settings file, exits 78 with one line naming the key', async () => {
+    const dir = dataDir();
+    const fromEnv = await cli(dir, ['db', 'migrate'], { MAILSVC_API_PORT: 'abc' });
+    expect(fromEnv.code).toBe(78);
+    expect(expectOneErrorLine(fromEnv)).toContain('MAILSVC_API_PORT');
+
+    writeFileSync(join(dir, 'mailsvc.conf'), 'MAILSVC_MFA_REQUIRED=maybe\n');
+    const fromFile = await cli(dir, ['admin', 'mfa', 'reset']);
+    expect(fromFile.code).toBe(78);
+    expect(expectOneErrorLine(fromFile)).toContain('MAILSVC_MFA_REQUIRED');
+  });
+
+  it('an unreachable database exits non-zero with one line that says what to check', async () => {
+    const dir = dataDir();
+    for (const args of [['db', 'migrate'], ['admin', 'mfa', 'reset'], ['secrets', 'rotate-key']]) {
+      const r = await cli(dir, args, { MAILSVC_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' });
+      expect(r.code, args.join(' ')).not.toBe(0);
+      expect(expectOneErrorLine(r)).toMatch(/MAILSVC_DATABASE_URL/);
+    }
+  });
+
+  it('--help lists the commands', async () => {
+    const r = await runCli(['--help']);
+    expectOk(r);
+    for (const cmd of ['serve', 'admin', 'db', 'secrets']) expect(r.stdout).toMatch(new RegExp(`^\\s+${cmd}\\b`, 'm'));
+    const admin = await runCli(['admin', '--help']);
+    expectOk(admin);
+    expect(admin.stdout).toMatch(/set-password/);
+    expect(admin.stdout).toMatch(/mfa/);
+  });
+});

@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../test/helpers/dialects.js';
+import type { TestDatabase } from '../../test/helpers/dialects.js';
+import { ADMIN_PASSWORD, startTestApp } from '../../test/helpers/app.js';
+import type { TestApp } from '../../test/helpers/app.js';
+
+describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  beforeAll(async () => {
+    db = await createTestDatabase('sqlite');
+    t = await startTestApp(db.url, { MAILSVC_MFA_REQUIRED: 'no' });
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.drop();
+  });
+  const raw = (url: string, payload: string | Buffer, contentType = 'application/json') =>
+    t.app.inject({ method: 'POST', url, payload, headers: { 'content-type': contentType } });
+
+  it('/openapi.json is OpenAPI 3.1 with all eleven /auth operations and health', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    const doc = res.json<{ openapi: string; paths: Record<string, Record<string, unknown>>; components: { securitySchemes: object } }>();
+    expect(doc.openapi).toBe('3.1.0');
+    const ops = Object.entries(doc.paths).flatMap(([p, m]) => Object.keys(m).map((verb) => `${verb.toUpperCase()} ${p}`));
+    expect(ops.sort()).toEqual(
+      [
+        'POST /auth/login', 'POST /auth/mfa/sms', 'POST /auth/mfa/verify', 'POST /auth/logout', 'GET /auth/mfa',
+        'POST /auth/mfa/totp/enroll', 'POST /auth/mfa/totp/confirm', 'DELETE /auth/mfa/totp', 'PATCH /auth/mfa/sms',
+        'GET /auth/mfa/providers', 'PUT /auth/mfa/providers', 'GET /health', 'GET /health/details',
+      ].sort(),
+    );
+    expect(doc.components.securitySchemes).toMatchObject({ bearer: { scheme: 'bearer' }, basic: { scheme: 'basic' } });
+    const login = doc.paths['/auth/login']?.post as { responses: Record<string, unknown> };
+    expect(Object.keys(login.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '422', '429']));
+  });
+
+  it('/docs serves the API docs page', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/docs/' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/text\/html/);
+  });
+
+  it('unparseable JSON is 400 "Malformed JSON body"', async () => {
+    for (const body of ['{', '{"username":', 'nul', '{"__proto__":{"x":1}}']) {
+      const res = await raw('/auth/login', body);
+      expect(res.statusCode, body).toBe(400);
+      expect(res.json()).toEqual({ detail: 'Malformed JSON body' });
+    }
+  });
+
+  it('a body over 1 MiB is 413', async () => {
+    const res = await raw('/auth/login', JSON.stringify({ username: 'admin', password: 'x'.repeat(1024 * 1024) }));
+    expect(res.statusCode).toBe(413);
+    expect(res.json().detail).toMatch(/1 MiB/);
+  });
+
+  it('schema violations are 422 naming the field; types are not coerced', async () => {
+    const missing = await raw('/auth/login', JSON.stringify({ username: 'admin' }));
+    expect(missing.statusCode).toBe(422);
+    expect(missing.json().errors).toEqual([{ path: 'body.password', message: "must have required property 'password'" }]);
+    const wrongType = await raw('/auth/login', JSON.stringify({ username: 'admin', password: 12345 }));
+    expect(wrongType.statusCode).toBe(422);
+    expect(wrongType.json().errors[0].path).toBe('body.password');
+    const tooLong = await raw('/auth/mfa/verify', JSON.stringify({ challenge_id: 'x', method: 'totp', code: '1'.repeat(40) }));
+    expect(tooLong.statusCode).toBe(422);
+  });
+
+  it('unknown fields are ignored', async () => {
+    const res = await raw('/auth/login', JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD, remember_me: true }));
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('another content type is 415; unknown paths are 404 with a detail', async () => {
+    expect((await raw('/auth/login', 'username=admin', 'application/x-www-form-urlencoded')).statusCode).toBe(415);
+    const nf = await t.app.inject({ method: 'GET', url: '/nope?x=1' });
+    expect(nf.statusCode).toBe(404);
+    expect(nf.json()).toEqual({ detail: 'Not found: GET /nope' });
+  });
+
+  it('/health is public; /health/details needs the administrator and reports database, schema, Redis, version, uptime', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/health' })).json()).toEqual({ status: 'ok' });
+    expect((await t.app.inject({ method: 'GET', url: '/health/details' })).statusCode).toBe(401);
+    const res = await t.app.inject({ method: 'GET', url: '/health/details', headers: { authorization: t.basic() } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      status: 'ok',
+      version: '0.1.0',
+      database: { dialect: 'sqlite', reachable: true, schema_version: '0001_auth', schema_latest: '0001_auth' },
+      redis: { configured: false, reachable: null },
+    });
+    expect(res.json().uptime_seconds).toBeGreaterThanOrEqual(0);
+  });
+});

@@ -1,0 +1,67 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The installed command (package.json "bin"), as `npm run build` leaves it. */
+export const CLI_BIN = join(REPO_ROOT, 'dist/cli/bin.js');
+
+let built = false;
+
+/**
+ * Builds the CLI once per test process with `npm run build`, the way an
+ * operator builds it. A type error anywhere fails the build, and so the tests.
+ */
+export function buildCli(): string {
+  if (!built) {
+    try {
+      execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string; message: string };
+      throw new Error(`npm run build failed:\n${e.stdout ?? ''}${e.stderr ?? e.message}`);
+    }
+    built = true;
+  }
+  return CLI_BIN;
+}
+
+export type CliResult = { code: number | null; stdout: string; stderr: string };
+
+export type CliOptions = {
+  /** The whole environment of the command besides PATH: nothing leaks in from the test process. */
+  env?: Record<string, string>;
+  /** Written to standard input, which is then closed. */
+  input?: string;
+  timeoutMs?: number;
+};
+
+/** Runs `node dist/cli/bin.js <args>` in a clean environment and collects its output. */
+export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_BIN, ...args], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 25_000);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** The lines a command wrote on stderr, without the final newline. */
+export function stderrLines(r: CliResult): string[] {
+  return r.stderr.split('\n').filter((l) => l !== '');
+}

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import { createTestDatabase, dialectAvailable } from './helpers/dialects.js';
+import type { TestDatabase } from './helpers/dialects.js';
+import { ADMIN_PASSWORD, startTestApp } from './helpers/app.js';
+import type { TestApp } from './helpers/app.js';
+import { isolatedRedisUrl, redisAvailable } from './helpers/redis.js';
+import { enableTotp } from './helpers/flows.js';
+import { oathtoolCode, oathtoolInstalled } from './helpers/totp.js';
+
+// Redis database 7 belongs to this file, so parallel test files never meet in it.
+const REDIS = isolatedRedisUrl(7);
+const LIMIT = 5;
+
+describe('two API instances sharing one Redis and one PostgreSQL database', async () => {
+  const available = (await redisAvailable()) && (await dialectAvailable('postgres')) && oathtoolInstalled();
+  let db: TestDatabase;
+  let a: TestApp;
+  let b: TestApp;
+  let urlA: string;
+  let urlB: string;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    if (!available) return;
+    redis = new Redis(REDIS);
+    await redis.flushdb();
+    db = await createTestDatabase('postgres');
+    // Instances that share a database must share the key that seals its secrets.
+    const env = { MAILSVC_SECRET_KEY: randomBytes(32).toString('base64'), MAILSVC_REDIS_URL: REDIS, MAILSVC_API_AUTH_FAIL_LIMIT: String(LIMIT), MAILSVC_MFA_REQUIRED: 'no' };
+    a = await startTestApp(db.url, env);
+    b = await startTestApp(db.url, env);
+    urlA = await a.app.listen({ host: '127.0.0.1', port: 0 });
+    urlB = await b.app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await db?.drop();
+    await redis?.flushdb();
+    redis?.disconnect();
+  });
+
+  const req = (base: string, path: string, init: { method?: string; body?: unknown; auth?: string } = {}) =>
+    fetch(`${base}${path}`, {
+      method: init.method ?? 'POST',
+      headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...(init.auth ? { authorization: init.auth } : {}) },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+    });
+
+  it.skipIf(!available)('100 parallel wrong logins over both instances: exactly api-auth-fail-limit 401s, the rest 429', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => req(i % 2 === 0 ? urlA : urlB, '/auth/login', { body: { username: 'admin', password: `wrong-${i}` } })),
+    );
+    const codes = answers.map((r) => r.status);
+    expect(codes.filter((c) => c === 401)).toHaveLength(LIMIT);
+    expect(codes.filter((c) => c === 429)).toHaveLength(100 - LIMIT);
+    // The block is shared: the right password is refused on both.
+    for (const base of [urlA, urlB]) {
+      const r = await req(base, '/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD } });
+      expect(r.status).toBe(429);
+      expect(r.headers.get('retry-after')).toBe('900');
+    }
+    expect(await redis.keys('mailsvc:authfail*')).not.toHaveLength(0);
+    await redis.del(await redis.keys('mailsvc:authfail*'));
+  });
+
+  it.skipIf(!available)('a token revoked on one instance is refused by the other at once', async () => {
+    const login = await req(urlA, '/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD } });
+    expect(login.status).toBe(200);
+    const token = ((await login.json()) as { access_token: string }).access_token;
+    expect((await req(urlB, '/auth/mfa', { method: 'GET', auth: `Bearer ${token}` })).status).toBe(200);
+    expect((await req(urlA, '/auth/logout', { body: { access_token: token } })).status).toBe(200);
+    expect((await req(urlB, '/auth/mfa', { method: 'GET', auth: `Bearer ${token}` })).status).toBe(401);
+  });
+
+  it.skipIf(!available)('a challenge issued by one instance is answered on the other, once, and lives in Redis', async () => {
+    const secret = await enableTotp(a);
+    const login = await req(urlA, '/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD } });
+    const { challenge_id } = (await login.json()) as { challenge_id: string };
+    expect(await redis.exists(`mailsvc:challenge:${challenge_id}`)).toBe(1);
+    const ttl = await redis.pttl(`mailsvc:challenge:${challenge_id}`);
+    expect(ttl).toBeGreaterThan(290_000);
+    expect(ttl).toBeLessThanOrEqual(300_000);
+    const code = oathtoolCode(secret);
+    const verify = await req(urlB, '/auth/mfa/verify', { body: { challenge_id, method: 'totp', code } });
+    expect(verify.status).toBe(200);
+    expect(await redis.exists(`mailsvc:challenge:${challenge_id}`)).toBe(0);
+    const again = await req(urlA, '/auth/mfa/verify', { body: { challenge_id, method: 'totp', code } });
+    expect(again.status).toBe(401);
+  });
+
+  it.skipIf(!available)('an SMS code is kept in Redis only as a keyed hash', async () => {
+    const store = a.ctx.auth as unknown as { deps: { challenges: { reserveSmsSend(id: string, h: string): Promise<string>; create(c: object): Promise<void> } } };
+    const id = 'test-challenge-sms';
+    await store.deps.challenges.create({ id, subject: 'admin', methods: ['sms'], expiresAt: Date.now() + 60_000, failures: 0, smsSends: 0, smsCodeHash: null });
+    expect(await store.deps.challenges.reserveSmsSend(id, 'h1')).toBe('ok');
+    expect(await store.deps.challenges.reserveSmsSend(id, 'h2')).toBe('ok');
+    expect(await store.deps.challenges.reserveSmsSend(id, 'h3')).toBe('ok');
+    expect(await store.deps.challenges.reserveSmsSend(id, 'h4')).toBe('limit');
+    expect(await redis.hget(`mailsvc:challenge:${id}`, 'sms_code')).toBe('h3');
+    expect(await redis.hget(`mailsvc:challenge:${id}`, 'sms_sends')).toBe('3');
+  });
+});
