@@ -3,9 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import pino from 'pino';
-import { buildCli, REPO_ROOT, runCli, stderrLines } from '../../test/helpers/cli.js';
+import { buildCli, expectOk, expectOneErrorLine, json, REPO_ROOT, runCli, sealedValues } from '../../test/helpers/cli.js';
 import type { CliResult } from '../../test/helpers/cli.js';
 import { oathtoolCode, oathtoolInstalled } from '../../test/helpers/totp.js';
 import { skipNotice } from '../../test/helpers/services.js';
@@ -13,7 +12,7 @@ import { createContext } from '../app-context.js';
 import type { AppContext } from '../app-context.js';
 import { loadSettings } from '../config/settings.js';
 import { LATEST_SCHEMA } from '../db/migrate.js';
-import { SEALED_COLUMNS, sealContext } from '../db/sealed-columns.js';
+import { sealContext } from '../db/sealed-columns.js';
 import { buildApp } from '../http/app.js';
 import { AdminCredentials } from '../modules/auth/admin-credentials.js';
 import { SecretBox } from '../shared/secret-box.js';
@@ -34,31 +33,6 @@ const openContext = (dir: string, env: Record<string, string> = {}): Promise<App
   createContext(settingsOf(dir, env), { log: pino({ level: 'silent' }) });
 const cli = (dir: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<CliResult> =>
   runCli(args, { env: { MAILSVC_DATA_DIR: dir, ...env }, ...(input === undefined ? {} : { input }) });
-const json = (r: CliResult): Record<string, unknown> => JSON.parse(r.stdout) as Record<string, unknown>;
-
-/** Fails with what the command said when it did not exit 0. */
-function expectOk(r: CliResult): void {
-  expect(r.code, r.stderr).toBe(0);
-}
-
-/** One line, "mailsvc: …", and nothing that looks like a stack trace. */
-function expectOneErrorLine(r: CliResult): string {
-  const lines = stderrLines(r);
-  expect(lines, r.stderr).toHaveLength(1);
-  expect(lines[0]).toMatch(/^mailsvc: /);
-  expect(r.stderr).not.toMatch(/^\s+at /m);
-  return lines[0] ?? '';
-}
-
-/** Every sealed value in the database, with where it sits. */
-async function sealedValues(ctx: AppContext): Promise<{ table: string; key: string | number; column: string; value: string }[]> {
-  const out = [];
-  for (const { table, key, column } of SEALED_COLUMNS) {
-    const rows = await sql<{ k: string | number; v: string | null }>`select ${sql.ref(key)} as k, ${sql.ref(column)} as v from ${sql.table(table)}`.execute(ctx.db);
-    for (const { k, v } of rows.rows) if (v !== null) out.push({ table, key: k, column, value: v });
-  }
-  return out;
-}
 
 /** A provider secret pair and a TOTP secret, stored through the services; returns the TOTP secret. */
 async function storeSecrets(dir: string, env: Record<string, string> = {}): Promise<string> {
@@ -73,7 +47,7 @@ async function storeSecrets(dir: string, env: Record<string, string> = {}): Prom
 
 /** The three secrets open under the context's keys to what was stored, and all are sealed with `keyId`. */
 async function expectSecretsUnder(ctx: AppContext, keyId: string, totpSecret: string): Promise<void> {
-  const sealed = await sealedValues(ctx);
+  const sealed = await sealedValues(ctx.db);
   expect(sealed).toHaveLength(3);
   for (const s of sealed) expect(s.value.split('.')[1], `${s.table}.${s.column}`).toBe(keyId);
   const provider = await ctx.providers.sendConfig('provider_a');
@@ -218,7 +192,7 @@ describe('mailsvc secrets rotate-key', () => {
     const ctx = await openContext(dir);
     try {
       await expectSecretsUnder(ctx, newId, totpSecret);
-      const [first] = await sealedValues(ctx);
+      const [first] = await sealedValues(ctx.db);
       expect(() => new SecretBox(oldKey).open(first?.value ?? '', sealContext(first?.table ?? '', first?.key ?? '', first?.column ?? ''))).toThrow();
     } finally {
       await ctx.close();

@@ -1,6 +1,10 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import { expect } from 'vitest';
+import type { Db } from '../../src/db/database.js';
+import { SEALED_COLUMNS } from '../../src/db/sealed-columns.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The installed command (package.json "bin"), as `npm run build` leaves it. */
@@ -64,4 +68,33 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
 /** The lines a command wrote on stderr, without the final newline. */
 export function stderrLines(r: CliResult): string[] {
   return r.stderr.split('\n').filter((l) => l !== '');
+}
+
+/** The command's stdout, parsed (for `--json`). */
+export const json = (r: CliResult): Record<string, unknown> => JSON.parse(r.stdout) as Record<string, unknown>;
+
+/** Fails with what the command said when it did not exit 0. */
+export function expectOk(r: CliResult): void {
+  expect(r.code, r.stderr).toBe(0);
+}
+
+/** One line, "mailsvc: …", and nothing that looks like a stack trace; returns the line. */
+export function expectOneErrorLine(r: CliResult): string {
+  const lines = stderrLines(r);
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^mailsvc: /);
+  expect(r.stderr).not.toMatch(/^\s+at /m);
+  return lines[0] ?? '';
+}
+
+export type SealedValue = { table: string; key: string | number; column: string; value: string };
+
+/** Every sealed value in the database (SEALED_COLUMNS), with where it sits. */
+export async function sealedValues(db: Db): Promise<SealedValue[]> {
+  const out: SealedValue[] = [];
+  for (const { table, key, column } of SEALED_COLUMNS) {
+    const rows = await sql<{ k: string | number; v: string | null }>`select ${sql.ref(key)} as k, ${sql.ref(column)} as v from ${sql.table(table)}`.execute(db);
+    for (const { k, v } of rows.rows) if (v !== null) out.push({ table, key: k, column, value: v });
+  }
+  return out;
 }
