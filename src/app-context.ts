@@ -7,6 +7,7 @@ import { createDb, dialectOf } from './db/database.js';
 import type { Db, DialectName } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { AuthLog } from './shared/auth-log.js';
+import { AppError } from './shared/errors.js';
 import { systemClock } from './shared/clock.js';
 import type { Clock } from './shared/clock.js';
 import { loadSecretBox } from './shared/secret-key-file.js';
@@ -58,7 +59,13 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     redis = settings.redisUrl
       ? new Redis(settings.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true })
       : undefined;
-    if (redis) await redis.connect();
+    if (redis) {
+      // Without a listener ioredis prints every connection error as an unhandled event.
+      redis.on('error', (err: Error) => log.warn({ err: { message: err.message } }, 'redis connection error'));
+      await redis.connect().catch((err: unknown) => {
+        throw new AppError('unavailable', `cannot reach Redis at MAILSVC_REDIS_URL (${err instanceof Error ? err.message : String(err)}); check that it runs`);
+      });
+    }
   } catch (err) {
     redis?.disconnect();
     await db.destroy();

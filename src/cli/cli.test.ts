@@ -172,7 +172,7 @@ describe('mailsvc admin mfa reset', () => {
 });
 
 describe('mailsvc secrets rotate-key', () => {
-  it('with the key file: a new single key in the file, every sealed value moved to it and still opening', async () => {
+  it('with the key file: the new key first in the file, every sealed value moved to it; --drop-old removes the old key', async () => {
     const dir = dataDir();
     const totpSecret = await storeSecrets(dir);
     const keyFile = join(dir, 'secret.key');
@@ -184,7 +184,9 @@ describe('mailsvc secrets rotate-key', () => {
     const newText = readFileSync(keyFile, 'utf8');
     expect(newText).not.toBe(oldText);
     const lines = newText.split('\n').filter((l) => l.trim() !== '');
-    expect(lines).toHaveLength(1);
+    // The old key stays until --drop-old: a service still running on it may seal with it.
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toBe(oldText.trim());
     const newId = new SecretBox(Buffer.from(lines[0] ?? '', 'base64')).keyId;
     expect(json(r)).toEqual({ key_id: newId, resealed: 3, already_current: 0, key_source: keyFile });
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
@@ -194,8 +196,22 @@ describe('mailsvc secrets rotate-key', () => {
       await expectSecretsUnder(ctx, newId, totpSecret);
       const [first] = await sealedValues(ctx.db);
       expect(() => new SecretBox(oldKey).open(first?.value ?? '', sealContext(first?.table ?? '', first?.key ?? '', first?.column ?? ''))).toThrow();
+      // A service still on the old key writes a value sealed with it before its restart.
+      const stale = new SecretBox(oldKey).seal('written-meanwhile', sealContext('sms_providers', 'provider_a', 'api_key'));
+      await ctx.db.updateTable('sms_providers').set({ api_key: stale }).where('code', '=', 'provider_a').execute();
     } finally {
       await ctx.close();
+    }
+
+    const drop = await cli(dir, ['secrets', 'rotate-key', '--drop-old', '--json']);
+    expectOk(drop);
+    expect(json(drop)).toMatchObject({ key_id: newId, resealed: 1, dropped_keys: 1 });
+    expect(readFileSync(keyFile, 'utf8').trim()).toBe(lines[0]);
+    const after = await openContext(dir);
+    try {
+      expect((await after.providers.sendConfig('provider_a')).apiKey).toBe('written-meanwhile');
+    } finally {
+      await after.close();
     }
   });
 

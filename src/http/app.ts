@@ -30,7 +30,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     trustProxy: ctx.settings.trustedProxies.length > 0 ? ctx.settings.trustedProxies : false,
     // Types in bodies are exact (no "1" for 1); unknown fields are dropped.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
-    disableRequestLogging: false,
   });
   registerJsonParser(app);
   app.setErrorHandler(errorHandler);

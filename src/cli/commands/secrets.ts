@@ -15,8 +15,9 @@ export function secretsCommands(program: Command): void {
     .description('the key that encrypts stored secrets')
     .command('rotate-key')
     .description('make a new key and re-encrypt every stored secret under it (with MAILSVC_SECRET_KEY set: re-encrypt under that key)')
+    .option('--drop-old', 'after a rotation and a service restart: re-encrypt what was written meanwhile and remove the old keys from the key file')
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { json?: boolean }) => {
+    .action(async (opts: { json?: boolean; dropOld?: boolean }) => {
       const settings = loadSettings();
       const db = createDb(settings.databaseUrl);
       try {
@@ -34,15 +35,27 @@ export function secretsCommands(program: Command): void {
         const path = keyFilePath(settings);
         if (!existsSync(path)) throw new CliError(`no key file at ${path}: start the service once, or set MAILSVC_SECRET_KEY`, 78);
         const old = readKeyFile(path);
+        // Keys listed in MAILSVC_SECRET_KEY_PREVIOUS open values too, as they do in the service.
+        const previous = settings.secretKeyPrevious.map((k) => Buffer.from(k, 'base64'));
+        if (opts.dropOld) {
+          const [primary, ...older] = old;
+          if (!primary) throw new CliError(`${path} holds no key; restore it from a backup`, 78);
+          const result = await resealAll(db, new SecretBox(primary, [...older, ...previous]));
+          writeKeyFile(path, [primary]);
+          output(opts.json, { ...result, key_source: path, dropped_keys: older.length }, () =>
+            `${result.resealed} secret(s) re-encrypted under key ${result.key_id}; ${older.length} old key(s) removed from ${path}.`,
+          );
+          return;
+        }
         const fresh = randomBytes(32);
         // The new key goes first while the old ones stay, so every value opens at every moment.
         writeKeyFile(path, [fresh, ...old]);
-        // Keys listed in MAILSVC_SECRET_KEY_PREVIOUS open values too, as they do in the service.
-        const previous = settings.secretKeyPrevious.map((k) => Buffer.from(k, 'base64'));
         const result = await resealAll(db, new SecretBox(fresh, [...old, ...previous]));
-        writeKeyFile(path, [fresh]);
+        // The old keys stay in the file: a service still running on the old key may
+        // seal new values with it until it is restarted, and those must still open.
         output(opts.json, { ...result, key_source: path }, () =>
-          `New key ${result.key_id} written to ${path}; ${result.resealed} secret(s) re-encrypted. Restart the service to load it.`,
+          `New key ${result.key_id} written to ${path}; ${result.resealed} secret(s) re-encrypted.\n` +
+          'Restart the service to load it, then run mailsvc secrets rotate-key --drop-old to remove the old key.',
         );
       } finally {
         await db.destroy();
