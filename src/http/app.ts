@@ -1,6 +1,7 @@
 import Fastify from 'fastify';
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
+import ipaddr from 'ipaddr.js';
 import swaggerUi from '@fastify/swagger-ui';
 import type { AppContext } from '../app-context.js';
 import { SERVICE_VERSION } from '../shared/version.js';
@@ -17,7 +18,7 @@ export const BODY_LIMIT = 1024 * 1024;
 
 function adminHooks(ctx: AppContext): AdminHooks {
   const hook = (setupPath: boolean) => async (req: FastifyRequest): Promise<void> => {
-    req.admin = await ctx.guard.authenticate({ ip: req.ip, authorization: req.headers.authorization, setupPath });
+    req.admin = await ctx.guard.authenticate({ ip: req.clientIp, authorization: req.headers.authorization, setupPath });
   };
   return { admin: hook(false), setup: hook(true) };
 }
@@ -29,9 +30,18 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT,
     trustProxy: ctx.settings.trustedProxies.length > 0 ? ctx.settings.trustedProxies : false,
     // Types in bodies are exact (no "1" for 1); unknown fields are dropped.
+    // Fastify answers a malformed URL itself; keep the API's error shape.
+    frameworkErrors: (error, _req, reply) => {
+      void (reply as unknown as FastifyReply).status(400).send({ detail: error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Bad request' });
+    },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
   });
   registerJsonParser(app);
+  app.decorateRequest('clientIp', '');
+  app.addHook('onRequest', async (req) => {
+    // A trusted proxy could pass on junk in X-Forwarded-For; only an IP address counts.
+    req.clientIp = ipaddr.isValid(req.ip) ? req.ip : (req.socket.remoteAddress ?? 'unknown');
+  });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) => reply.status(404).send({ detail: `Not found: ${req.method} ${req.url.split('?')[0]}` }));
   app.addSchema(ErrorBody);

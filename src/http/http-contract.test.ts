@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../test/helpers/dialects.js';
 import type { TestDatabase } from '../../test/helpers/dialects.js';
 import { ADMIN_PASSWORD, startTestApp } from '../../test/helpers/app.js';
+import { LATEST_SCHEMA } from '../db/migrate.js';
 import type { TestApp } from '../../test/helpers/app.js';
 
 describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
@@ -87,9 +88,51 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
     expect(res.json()).toMatchObject({
       status: 'ok',
       version: '0.1.0',
-      database: { dialect: 'sqlite', reachable: true, schema_version: '0001_auth', schema_latest: '0001_auth' },
+      database: { dialect: 'sqlite', reachable: true, schema_version: LATEST_SCHEMA, schema_latest: LATEST_SCHEMA },
       redis: { configured: false, reachable: null },
     });
     expect(res.json().uptime_seconds).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe('HTTP contract: what the property test found', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  beforeAll(async () => {
+    db = await createTestDatabase('sqlite');
+    t = await startTestApp(db.url, { MAILSVC_TRUSTED_PROXIES: '127.0.0.1/32', MAILSVC_API_AUTH_FAIL_LIMIT: '2' });
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.drop();
+  });
+
+  it('a NUL character anywhere in a JSON body is 400 (PostgreSQL cannot store it)', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/auth/logout', payload: '{"access_token":"a\\u0000.b"}', headers: { 'content-type': 'application/json' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ detail: 'NUL characters are not allowed in the body' });
+  });
+
+  it('Admin endpoints check credentials before the body: no credentials with a bad body is 401', async () => {
+    for (const payload of ['{}', '{', 'x'.repeat(2 * 1024 * 1024)]) {
+      const res = await t.app.inject({ method: 'PUT', url: '/auth/mfa/providers', payload, headers: { 'content-type': 'application/json' } });
+      expect(res.statusCode).toBe(401);
+    }
+  });
+
+  it('a malformed URL keeps the error shape', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/auth/%E0%A4%A' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ detail: 'Malformed URL' });
+  });
+
+  it('X-Forwarded-For that is not an IP address is not taken as the client address', async () => {
+    const attempt = (xff: string) =>
+      t.app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'admin', password: 'x' }, headers: { 'x-forwarded-for': xff } });
+    expect((await attempt('1.2.3.4 from 6.6.6.6')).statusCode).toBe(401);
+    expect((await attempt('junk-1')).statusCode).toBe(401);
+    expect((await attempt('junk-2')).statusCode).toBe(429);
+    const { readFileSync } = await import('node:fs');
+    expect(readFileSync(t.settings.authLog, 'utf8')).not.toMatch(/6\.6\.6\.6|junk/);
   });
 });

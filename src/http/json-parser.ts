@@ -11,11 +11,29 @@ export function registerJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
+    let value: unknown;
     try {
-      done(null, sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch {
-      const err = Object.assign(new Error('Malformed JSON body'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' });
-      done(err, undefined);
+      done(malformed(), undefined);
+      return;
     }
+    // PostgreSQL cannot store U+0000 in text, and no field of this API needs it.
+    if (/\\u0000|\u0000/.test(text) && hasNul(value)) {
+      done(Object.assign(new Error('NUL characters are not allowed in the body'), { statusCode: 400, code: 'MAILSVC_NUL_IN_BODY' }), undefined);
+      return;
+    }
+    done(null, value);
   });
+}
+
+function malformed(): Error {
+  return Object.assign(new Error('Malformed JSON body'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' });
+}
+
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (value !== null && typeof value === 'object') return Object.entries(value).some(([k, v]) => k.includes('\u0000') || hasNul(v));
+  return false;
 }

@@ -18,7 +18,7 @@ export function authRoutes(app: FastifyInstance, auth: AuthService, errors: Rout
       body: LoginBody,
       response: { 200: Type.Union([AccessTokenResponse, ChallengeResponse]), ...errors(400, 401, 403, 413, 422, 429) },
     },
-    handler: (req) => auth.login(req.ip, req.body.username, req.body.password),
+    handler: (req) => auth.login(req.clientIp, req.body.username, req.body.password),
   });
 
   r.post('/auth/mfa/sms', {
@@ -28,7 +28,7 @@ export function authRoutes(app: FastifyInstance, auth: AuthService, errors: Rout
       body: SmsSendBody,
       response: { 200: SmsSendResponse, ...errors(400, 401, 413, 422, 429, 502) },
     },
-    handler: (req) => auth.sendSms(req.ip, req.body.challenge_id),
+    handler: (req) => auth.sendSms(req.clientIp, req.body.challenge_id),
   });
 
   r.post('/auth/mfa/verify', {
@@ -38,7 +38,7 @@ export function authRoutes(app: FastifyInstance, auth: AuthService, errors: Rout
       body: VerifyBody,
       response: { 200: AccessTokenResponse, ...errors(400, 401, 413, 422, 429) },
     },
-    handler: (req) => auth.verify(req.ip, req.body.challenge_id, req.body.method, req.body.code),
+    handler: (req) => auth.verify(req.clientIp, req.body.challenge_id, req.body.method, req.body.code),
   });
 
   r.post('/auth/logout', {

@@ -26,7 +26,7 @@ export function healthRoutes(app: FastifyInstance, health: HealthService, hooks:
     handler: () => ({ status: 'ok' as const }),
   });
   app.get('/health/details', {
-    preHandler: hooks.admin,
+    onRequest: hooks.admin,
     schema: {
       tags: ['health'],
       summary: 'Database, Redis, schema and service version, uptime',

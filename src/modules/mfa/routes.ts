@@ -12,13 +12,13 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
   const common = errors(401, 403, 429);
 
   r.get('/auth/mfa', {
-    preHandler: hooks.setup,
+    onRequest: hooks.setup,
     schema: { tags: ['mfa'], summary: 'MFA status of the administrator', security, response: { 200: MfaStatus, ...common } },
     handler: () => mfa.status(),
   });
 
   r.post('/auth/mfa/totp/enroll', {
-    preHandler: hooks.setup,
+    onRequest: hooks.setup,
     schema: {
       tags: ['mfa'],
       summary: 'Start TOTP enrolment: returns the secret once',
@@ -29,7 +29,7 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
   });
 
   r.post('/auth/mfa/totp/confirm', {
-    preHandler: hooks.setup,
+    onRequest: hooks.setup,
     schema: {
       tags: ['mfa'],
       summary: 'Confirm TOTP enrolment with a current code',
@@ -41,13 +41,13 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
   });
 
   r.delete('/auth/mfa/totp', {
-    preHandler: hooks.setup,
+    onRequest: hooks.setup,
     schema: { tags: ['mfa'], summary: 'Disable TOTP and erase its secret', security, response: { 200: MfaStatus, ...common } },
     handler: () => mfa.deleteTotp(),
   });
 
   r.patch('/auth/mfa/sms', {
-    preHandler: hooks.setup,
+    onRequest: hooks.setup,
     schema: {
       tags: ['mfa'],
       summary: 'Change the SMS OTP phone, provider and switch (in that order, all or nothing)',

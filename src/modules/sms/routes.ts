@@ -11,7 +11,7 @@ export function providerRoutes(app: FastifyInstance, providers: ProviderService,
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.get('/auth/mfa/providers', {
-    preHandler: hooks.setup,
+    onRequest: hooks.setup,
     schema: {
       tags: ['mfa'],
       summary: 'The SMS providers, stored values or defaults; secrets only as has_* flags',
@@ -22,7 +22,7 @@ export function providerRoutes(app: FastifyInstance, providers: ProviderService,
   });
 
   r.put('/auth/mfa/providers', {
-    preHandler: hooks.setup,
+    onRequest: hooks.setup,
     schema: {
       tags: ['mfa'],
       summary: 'Create or change one SMS provider record',
