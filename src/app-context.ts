@@ -27,6 +27,20 @@ import { ProviderService } from './modules/sms/provider.service.js';
 import { SmsSender } from './modules/sms/sms.service.js';
 import type { SendFn } from './modules/sms/sms.service.js';
 import { HealthService } from './modules/health/health.service.js';
+import { DomainRepository } from './modules/domains/domain.repository.js';
+import { DomainService } from './modules/domains/domain.service.js';
+import { AccountRepository } from './modules/accounts/account.repository.js';
+import { AccountService } from './modules/accounts/account.service.js';
+import { AliasService } from './modules/aliases/alias.service.js';
+import { AppPasswordService } from './modules/app-passwords/app-password.service.js';
+import { MailAuthService } from './modules/mail-auth/mail-auth.service.js';
+import { SendLimitsService } from './modules/send-limits/send-limits.service.js';
+import { FileLimitMap, RedisLimitMap } from './modules/send-limits/limit-map.js';
+import { SendCounter } from './modules/send-limits/policy-counter.js';
+import { DoveadmKicker } from './adapters/dovecot/doveadm.js';
+import type { MailSessionKicker } from './adapters/dovecot/doveadm.js';
+import { serviceKey } from './shared/service-keys.js';
+import { join } from 'node:path';
 
 export type AppContext = {
   settings: Settings;
@@ -42,10 +56,17 @@ export type AppContext = {
   auth: AuthService;
   guard: AdminGuard;
   health: HealthService;
+  domains: DomainService;
+  accounts: AccountService;
+  aliases: AliasService;
+  appPasswords: AppPasswordService;
+  mailAuth: MailAuthService;
+  sendLimits: SendLimitsService;
+  sendCounter: SendCounter;
   close(): Promise<void>;
 };
 
-export type ContextOptions = { clock?: Clock; sendSms?: SendFn; migrate?: boolean; log?: Logger };
+export type ContextOptions = { clock?: Clock; sendSms?: SendFn; migrate?: boolean; log?: Logger; kicker?: MailSessionKicker };
 
 /** Builds every dependency by hand, in one place (the composition root). */
 export async function createContext(settings: Settings, opts: ContextOptions = {}): Promise<AppContext> {
@@ -105,6 +126,16 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
   });
   const guard = new AdminGuard({ tokens, credentials, lockout, mfa, authLog, passwordAloneAllowed: auth.passwordAloneAllowed });
   const health = new HealthService(db, dialect, redis, clock);
+  const domains = new DomainService(new DomainRepository(db), clock);
+  const accountRepo = new AccountRepository(db);
+  const sendLimits = new SendLimitsService(
+    accountRepo,
+    redis ? new RedisLimitMap(redis) : new FileLimitMap(join(settings.dataDir, 'send-limits.json')),
+    settings.mail.sendRateDefaults,
+  );
+  const kicker = opts.kicker ?? new DoveadmKicker({ binary: settings.mail.doveadm, config: settings.mail.dovecotConfig });
+  const accounts = new AccountService(accountRepo, domains, kicker, sendLimits, clock, log);
+  const appPasswords = new AppPasswordService(db, accounts, await serviceKey(db, dialect, box, 'app-password-hash'), clock);
   return {
     settings,
     log,
@@ -119,6 +150,13 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     auth,
     guard,
     health,
+    domains,
+    accounts,
+    aliases: new AliasService(db, domains, clock),
+    appPasswords,
+    mailAuth: new MailAuthService(accountRepo, appPasswords, log),
+    sendLimits,
+    sendCounter: new SendCounter(redis),
     async close() {
       if (redis) await redis.quit().catch(() => undefined);
       await db.destroy();

@@ -1,6 +1,8 @@
 import type { Settings } from './config/settings.js';
 import { createContext } from './app-context.js';
 import { buildApp } from './http/app.js';
+import { startHookServer } from './modules/mail-auth/hook-server.js';
+import { startPolicyServer } from './modules/send-limits/policy-server.js';
 
 /** `mailsvc serve` / `npm start`: the API until SIGINT or SIGTERM. */
 export async function serve(settings: Settings): Promise<void> {
@@ -13,7 +15,17 @@ export async function serve(settings: Settings): Promise<void> {
   }
   const app = await buildApp(ctx);
   await app.listen({ host: settings.apiHost, port: settings.apiPort });
+  const { mail } = settings;
+  const hook =
+    mail.authHookSocket || mail.authHookListen
+      ? await startHookServer({ socketPath: mail.authHookSocket ?? undefined, tcp: mail.authHookListen ?? undefined }, ctx.mailAuth, ctx.log)
+      : null;
+  if (hook) ctx.log.info({ socket: mail.authHookSocket, tcp: mail.authHookListen }, 'mail auth hook listening');
+  const policy = mail.policyListen ? await startPolicyServer(mail.policyListen, ctx.sendLimits, ctx.sendCounter, ctx.log) : null;
+  if (policy) ctx.log.info({ listen: mail.policyListen }, 'postfix policy service listening');
   const stop = async (): Promise<void> => {
+    await hook?.close();
+    await policy?.close();
     await app.close();
     await ctx.close();
     process.exit(0);

@@ -2,12 +2,11 @@ import { resolve, join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { readSettingsFile } from './settings-file.js';
 
-/** A setting that could not be read; the message names the key. */
-export class SettingsError extends Error {
-  constructor(readonly key: string, reason: string) {
-    super(`Invalid setting ${key}: ${reason}`);
-  }
-}
+import { SettingsError } from './settings-error.js';
+import { loadMailSettings } from './mail-settings.js';
+import type { MailSettings } from './mail-settings.js';
+
+export { SettingsError };
 
 export type ProviderEnv = {
   baseUrl?: string;
@@ -44,6 +43,7 @@ export type Settings = Readonly<{
   enableWebPanel: boolean;
   authLog: string;
   logLevel: string;
+  mail: MailSettings;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -156,5 +156,6 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd()): Se
     enableWebPanel: bool(src, 'MAILSVC_ENABLE_WEB_PANEL', false),
     authLog: resolve(cwd, str(src, 'MAILSVC_AUTH_LOG') ?? join(dataDir, 'auth.log')),
     logLevel: str(src, 'MAILSVC_LOG_LEVEL') ?? 'info',
+    mail: loadMailSettings(src, dataDir),
   });
 }

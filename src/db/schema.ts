@@ -38,11 +38,65 @@ export type AccessTokenTable = {
   revoked_at: number | null;
 };
 
-export type SchemaVersionRow = { name: string; timestamp: string };
+export type DomainTable = {
+  id: Generated<number>;
+  name: string;
+  active: number;
+  created_at: number;
+  updated_at: number;
+};
+
+export type AccountTable = {
+  id: Generated<number>;
+  domain_id: number;
+  local_part: string;
+  address: string;
+  display_name: string;
+  /** Dovecot-compatible `{ARGON2ID}$argon2id$…` */
+  password_hash: string;
+  quota_bytes: number;
+  active: number;
+  require_app_password: number;
+  send_rate_burst: number;
+  send_rate_per_minute: number;
+  send_rate_per_hour: number;
+  send_rate_per_day: number;
+  send_rate_per_week: number;
+  send_rate_per_month: number;
+  created_at: number;
+  updated_at: number;
+};
+
+export type AliasTable = {
+  id: Generated<number>;
+  domain_id: number;
+  source: string;
+  /** Comma-separated addresses, as Postfix's virtual_alias_maps returns them. */
+  destination: string;
+  active: number;
+  created_at: number;
+  updated_at: number;
+};
+
+export type AppPasswordTable = {
+  id: string;
+  account_id: number;
+  name: string;
+  secret_hash: string;
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+  last_used_ip: string | null;
+  revoked_at: number | null;
+};
 
 export type Database = {
   admin_mfa: AdminMfaTable;
   sms_providers: SmsProviderTable;
   access_tokens: AccessTokenTable;
-  kysely_migration: SchemaVersionRow & { _?: Generated<number> };
+  domains: DomainTable;
+  accounts: AccountTable;
+  aliases: AliasTable;
+  mailbox_app_passwords: AppPasswordTable;
+  service_keys: { name: string; value: string; created_at: number };
 };

@@ -1,0 +1,57 @@
+import { join } from 'node:path';
+import ipaddr from 'ipaddr.js';
+import type { Limits } from '../modules/send-limits/limit-map.js';
+import { SettingsError } from './settings-error.js';
+
+export type MailSettings = Readonly<{
+  sendRateDefaults: Limits;
+  /** Postfix policy service; loopback only (it has no authentication). null = off. */
+  policyListen: { host: string; port: number } | null;
+  /** Unix socket of the Dovecot auth hook; null = off. */
+  authHookSocket: string | null;
+  /** Optional loopback TCP address of the auth hook. */
+  authHookListen: { host: string; port: number } | null;
+  doveadm: string;
+  dovecotConfig: string | undefined;
+}>;
+
+type Source = Record<string, string | undefined>;
+const val = (src: Source, key: string): string | undefined => (src[key] === undefined || src[key] === '' ? undefined : src[key]);
+
+function loopback(src: Source, key: string, dflt: string | null): { host: string; port: number } | null {
+  const raw = val(src, key) ?? dflt;
+  if (raw === null || raw === 'off') return null;
+  const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(raw);
+  const host = m?.[1] ?? '';
+  const port = Number(m?.[2] ?? -1);
+  if (!m || port > 65535 || !ipaddr.isValid(host) || ipaddr.process(host).range() !== 'loopback') {
+    throw new SettingsError(key, `must be a loopback host:port such as 127.0.0.1:10031, or off`);
+  }
+  return { host, port };
+}
+
+function rate(src: Source, key: string): number {
+  const v = val(src, key);
+  if (v === undefined) return 0;
+  if (!/^\d+$/.test(v) || Number(v) > 1_000_000) throw new SettingsError(key, 'must be a whole number from 0 (no limit) to 1000000');
+  return Number(v);
+}
+
+export function loadMailSettings(src: Source, dataDir: string): MailSettings {
+  const socket = val(src, 'MAILSVC_MAIL_AUTH_SOCKET') ?? join(dataDir, 'auth-hook.sock');
+  return Object.freeze({
+    sendRateDefaults: {
+      burst: rate(src, 'MAILSVC_SEND_RATE_BURST'),
+      per_minute: rate(src, 'MAILSVC_SEND_RATE_PER_MINUTE'),
+      per_hour: rate(src, 'MAILSVC_SEND_RATE_PER_HOUR'),
+      per_day: rate(src, 'MAILSVC_SEND_RATE_PER_DAY'),
+      per_week: rate(src, 'MAILSVC_SEND_RATE_PER_WEEK'),
+      per_month: rate(src, 'MAILSVC_SEND_RATE_PER_MONTH'),
+    },
+    policyListen: loopback(src, 'MAILSVC_POLICY_LISTEN', '127.0.0.1:10031'),
+    authHookSocket: socket === 'off' ? null : socket,
+    authHookListen: loopback(src, 'MAILSVC_MAIL_AUTH_LISTEN', null),
+    doveadm: val(src, 'MAILSVC_DOVEADM') ?? 'doveadm',
+    dovecotConfig: val(src, 'MAILSVC_DOVECOT_CONFIG'),
+  });
+}

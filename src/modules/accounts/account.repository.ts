@@ -1,0 +1,68 @@
+import type { Db } from '../../db/database.js';
+import type { AccountTable } from '../../db/schema.js';
+import type { Page } from '../../shared/paging.js';
+
+export type AccountRow = Omit<AccountTable, 'id'> & { id: number };
+export type AccountChanges = Partial<Omit<AccountRow, 'id' | 'domain_id' | 'local_part' | 'address' | 'created_at'>>;
+
+export const SEND_RATE_FIELDS = [
+  'send_rate_burst',
+  'send_rate_per_minute',
+  'send_rate_per_hour',
+  'send_rate_per_day',
+  'send_rate_per_week',
+  'send_rate_per_month',
+] as const;
+export type SendRateField = (typeof SEND_RATE_FIELDS)[number];
+
+export class AccountRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(row: Omit<AccountRow, 'id'>): Promise<AccountRow> {
+    await this.db.insertInto('accounts').values(row).execute();
+    return this.db.selectFrom('accounts').selectAll().where('address', '=', row.address).executeTakeFirstOrThrow();
+  }
+
+  findById(id: number): Promise<AccountRow | undefined> {
+    return this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  findByAddress(address: string): Promise<AccountRow | undefined> {
+    return this.db.selectFrom('accounts').selectAll().where('address', '=', address).executeTakeFirst();
+  }
+
+  /** The account and whether its domain is active, in one query (the mail login path). */
+  findForLogin(address: string): Promise<(AccountRow & { domain_active: number }) | undefined> {
+    return this.db
+      .selectFrom('accounts as a')
+      .innerJoin('domains as d', 'd.id', 'a.domain_id')
+      .selectAll('a')
+      .select('d.active as domain_active')
+      .where('a.address', '=', address)
+      .executeTakeFirst();
+  }
+
+  async list(filter: { domainId?: number }, page: Page): Promise<{ rows: AccountRow[]; total: number }> {
+    let q = this.db.selectFrom('accounts');
+    if (filter.domainId !== undefined) q = q.where('domain_id', '=', filter.domainId);
+    const rows = await q.selectAll().orderBy('address').limit(page.limit).offset(page.offset).execute();
+    const total = await q.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return { rows, total: Number(total.n) };
+  }
+
+  async listAll(): Promise<AccountRow[]> {
+    return this.db.selectFrom('accounts').selectAll().orderBy('address').execute();
+  }
+
+  async update(id: number, changes: AccountChanges): Promise<void> {
+    await this.db.updateTable('accounts').set(changes).where('id', '=', id).execute();
+  }
+
+  async delete(id: number): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      await tx.deleteFrom('mailbox_app_passwords').where('account_id', '=', id).execute();
+      const r = await tx.deleteFrom('accounts').where('id', '=', id).executeTakeFirst();
+      return Number(r.numDeletedRows) === 1;
+    });
+  }
+}

@@ -1,0 +1,166 @@
+import type { Logger } from 'pino';
+import { AppError, badRequest } from '../../shared/errors.js';
+import type { Clock } from '../../shared/clock.js';
+import { normalizeAddress } from '../../shared/mail-names.js';
+import { isUniqueViolation } from '../../shared/db-errors.js';
+import type { Page, Paged } from '../../shared/paging.js';
+import type { MailSessionKicker } from '../../adapters/dovecot/doveadm.js';
+import type { DomainService } from '../domains/domain.service.js';
+import type { AccountChanges, AccountRepository, AccountRow, SendRateField } from './account.repository.js';
+import { SEND_RATE_FIELDS } from './account.repository.js';
+import { hashMailPassword } from './mail-password.js';
+
+export type SendRates = Record<SendRateField, number>;
+export type AccountView = {
+  id: number;
+  address: string;
+  domain: string;
+  display_name: string;
+  quota_bytes: number;
+  active: boolean;
+  require_app_password: boolean;
+  created_at: string;
+  updated_at: string;
+} & SendRates;
+
+export type AccountInput = {
+  address: string;
+  password: string;
+  display_name?: string;
+  quota_bytes?: number;
+  active?: boolean;
+  require_app_password?: boolean;
+} & Partial<SendRates>;
+
+export type AccountPatch = Omit<Partial<AccountInput>, 'address'>;
+
+/** Told when an account's effective send limits may have changed or it is gone. */
+export type SendLimitsListener = { accountChanged(row: AccountRow): Promise<void>; accountRemoved(address: string): Promise<void> };
+
+export const MAX_QUOTA_BYTES = 2 ** 50;
+export const MAX_SEND_RATE = 1_000_000;
+
+export function presentAccount(r: AccountRow): AccountView {
+  const rates = Object.fromEntries(SEND_RATE_FIELDS.map((f) => [f, r[f]])) as SendRates;
+  return {
+    id: r.id,
+    address: r.address,
+    domain: r.address.slice(r.address.lastIndexOf('@') + 1),
+    display_name: r.display_name,
+    quota_bytes: r.quota_bytes,
+    active: r.active === 1,
+    require_app_password: r.require_app_password === 1,
+    ...rates,
+    created_at: new Date(r.created_at).toISOString(),
+    updated_at: new Date(r.updated_at).toISOString(),
+  };
+}
+
+function checkRanges(input: AccountPatch): void {
+  const q = input.quota_bytes;
+  if (q !== undefined && (!Number.isSafeInteger(q) || q < 0 || q > MAX_QUOTA_BYTES)) {
+    throw badRequest(`quota_bytes must be a whole number from 0 (no quota) to ${MAX_QUOTA_BYTES}`);
+  }
+  for (const f of SEND_RATE_FIELDS) {
+    const v = input[f];
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < 0 || v > MAX_SEND_RATE)) {
+      throw badRequest(`${f} must be a whole number from 0 (inherit the global default) to ${MAX_SEND_RATE}`);
+    }
+  }
+  if (input.display_name !== undefined && (input.display_name.length > 255 || /[\u0000-\u001f]/.test(input.display_name))) {
+    throw badRequest('display_name must be at most 255 characters, without control characters');
+  }
+}
+
+export class AccountService {
+  constructor(
+    private readonly repo: AccountRepository,
+    private readonly domains: DomainService,
+    private readonly kicker: MailSessionKicker,
+    private readonly limits: SendLimitsListener,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  async create(input: AccountInput): Promise<AccountView> {
+    const { address, localPart, domain } = normalizeAddress(input.address);
+    checkRanges(input);
+    const dom = await this.domains.requireExisting(domain);
+    const now = this.clock.now();
+    const rates = Object.fromEntries(SEND_RATE_FIELDS.map((f) => [f, input[f] ?? 0])) as SendRates;
+    try {
+      const row = await this.repo.insert({
+        domain_id: dom.id,
+        local_part: localPart,
+        address,
+        display_name: input.display_name ?? '',
+        password_hash: await hashMailPassword(input.password),
+        quota_bytes: input.quota_bytes ?? 0,
+        active: input.active === false ? 0 : 1,
+        require_app_password: input.require_app_password ? 1 : 0,
+        ...rates,
+        created_at: now,
+        updated_at: now,
+      });
+      await this.limits.accountChanged(row);
+      return presentAccount(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AppError('conflict', `Account ${address} already exists`);
+      throw err;
+    }
+  }
+
+  async list(filter: { domain?: string }, page: Page): Promise<Paged<AccountView>> {
+    const domainId = filter.domain === undefined ? undefined : (await this.domains.resolve(filter.domain)).id;
+    const { rows, total } = await this.repo.list(domainId === undefined ? {} : { domainId }, page);
+    return { items: rows.map(presentAccount), total, ...page };
+  }
+
+  /** By id (a number) or by address. */
+  async resolve(idOrAddress: string | number): Promise<AccountRow> {
+    const row =
+      typeof idOrAddress === 'number' || /^\d+$/.test(idOrAddress)
+        ? await this.repo.findById(Number(idOrAddress))
+        : await this.repo.findByAddress(normalizeAddress(idOrAddress).address);
+    if (!row) throw new AppError('not_found', `Account ${String(idOrAddress)} not found`);
+    return row;
+  }
+
+  async get(idOrAddress: string | number): Promise<AccountView> {
+    return presentAccount(await this.resolve(idOrAddress));
+  }
+
+  async update(idOrAddress: string | number, patch: AccountPatch): Promise<AccountView> {
+    const row = await this.resolve(idOrAddress);
+    checkRanges(patch);
+    const changes: AccountChanges = { updated_at: this.clock.now() };
+    if (patch.display_name !== undefined) changes.display_name = patch.display_name;
+    if (patch.quota_bytes !== undefined) changes.quota_bytes = patch.quota_bytes;
+    if (patch.active !== undefined) changes.active = patch.active ? 1 : 0;
+    if (patch.require_app_password !== undefined) changes.require_app_password = patch.require_app_password ? 1 : 0;
+    for (const f of SEND_RATE_FIELDS) if (patch[f] !== undefined) changes[f] = patch[f];
+    if (patch.password !== undefined) changes.password_hash = await hashMailPassword(patch.password);
+    await this.repo.update(row.id, changes);
+    const after = await this.resolve(row.id);
+    await this.limits.accountChanged(after);
+    // A new password or a deactivation must bite at once: end the open sessions.
+    if (patch.password !== undefined || (row.active === 1 && after.active === 0)) await this.kick(after.address);
+    return presentAccount(after);
+  }
+
+  setPassword(idOrAddress: string | number, password: string): Promise<AccountView> {
+    return this.update(idOrAddress, { password });
+  }
+
+  async delete(idOrAddress: string | number): Promise<void> {
+    const row = await this.resolve(idOrAddress);
+    if (!(await this.repo.delete(row.id))) throw new AppError('not_found', `Account ${row.address} not found`);
+    await this.limits.accountRemoved(row.address);
+    await this.kick(row.address);
+  }
+
+  async kick(address: string): Promise<void> {
+    const r = await this.kicker.kick(address);
+    this.log.info({ account: address, kicked: r.kicked }, `doveadm kick: ${r.detail}`);
+  }
+}

@@ -1,0 +1,81 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ADMIN_SECURITY as security } from '../route-types.js';
+import type { AdminHooks, RouteErrors } from '../route-types.js';
+import { PagedOf, PageQuery, pageOf } from '../paging.schema.js';
+import type { AppPasswordService } from '../app-passwords/app-password.service.js';
+import type { SendLimitsService } from '../send-limits/send-limits.service.js';
+import type { AccountService } from './account.service.js';
+import { AccountCreateBody, AccountParam, AccountPatchBody, AccountSchema, AppPasswordBody, AppPasswordCreated, AppPasswordSchema } from './schema.js';
+
+type Deps = { accounts: AccountService; appPasswords: AppPasswordService; sendLimits: SendLimitsService };
+const Limits = Type.Object({ burst: Type.Integer(), per_minute: Type.Integer(), per_hour: Type.Integer(), per_day: Type.Integer(), per_week: Type.Integer(), per_month: Type.Integer() });
+
+export function accountRoutes(app: FastifyInstance, deps: Deps, hooks: AdminHooks, errors: RouteErrors): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { accounts, appPasswords, sendLimits } = deps;
+  const tags = ['accounts'];
+  const onRequest = hooks.admin;
+
+  r.post('/accounts', {
+    onRequest,
+    schema: { tags, security, summary: 'Add a mailbox account', body: AccountCreateBody, response: { 201: AccountSchema, ...errors(400, 401, 403, 409, 422) } },
+    handler: async (req, reply) => reply.status(201).send(await accounts.create(req.body)),
+  });
+  r.get('/accounts', {
+    onRequest,
+    schema: {
+      tags, security, summary: 'List accounts, optionally of one domain',
+      querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })) }),
+      response: { 200: PagedOf(AccountSchema, 'AccountPage'), ...errors(400, 401, 403, 404, 422) },
+    },
+    handler: (req) => accounts.list(req.query.domain === undefined ? {} : { domain: req.query.domain }, pageOf(req.query)),
+  });
+  r.post('/accounts/send-limits/sync', {
+    onRequest,
+    schema: { tags, security, summary: 'Push every account\'s effective send limits to the maps the policy service reads', response: { 200: Type.Object({ accounts: Type.Integer(), defaults: Limits }), ...errors(401, 403) } },
+    handler: () => sendLimits.syncAll(),
+  });
+  r.get('/accounts/:id', {
+    onRequest,
+    schema: { tags, security, summary: 'One account', params: AccountParam, response: { 200: AccountSchema, ...errors(400, 401, 403, 404) } },
+    handler: (req) => accounts.get(req.params.id),
+  });
+  r.patch('/accounts/:id', {
+    onRequest,
+    schema: { tags, security, summary: 'Change an account (a new password or deactivation ends its open IMAP/POP sessions)', params: AccountParam, body: AccountPatchBody, response: { 200: AccountSchema, ...errors(400, 401, 403, 404, 422) } },
+    handler: (req) => accounts.update(req.params.id, req.body),
+  });
+  r.delete('/accounts/:id', {
+    onRequest,
+    schema: { tags, security, summary: 'Delete an account and its app passwords', params: AccountParam, response: { 204: Type.Null(), ...errors(400, 401, 403, 404) } },
+    handler: async (req, reply) => {
+      await accounts.delete(req.params.id);
+      return reply.status(204).send(null);
+    },
+  });
+
+  r.post('/accounts/:id/app-passwords', {
+    onRequest,
+    schema: { tags, security, summary: 'Create an app password: the password is in this answer only', params: AccountParam, body: AppPasswordBody, response: { 201: AppPasswordCreated, ...errors(400, 401, 403, 404, 422) } },
+    handler: async (req, reply) => reply.status(201).send(await appPasswords.create(req.params.id, req.body)),
+  });
+  r.get('/accounts/:id/app-passwords', {
+    onRequest,
+    schema: { tags, security, summary: 'The account\'s app passwords (never the secret)', params: AccountParam, response: { 200: Type.Array(AppPasswordSchema), ...errors(400, 401, 403, 404) } },
+    handler: (req) => appPasswords.list(req.params.id),
+  });
+  r.delete('/accounts/:id/app-passwords/:appId', {
+    onRequest,
+    schema: {
+      tags, security, summary: 'Revoke an app password (ends the account\'s open IMAP/POP sessions)',
+      params: Type.Object({ id: Type.String({ maxLength: 320 }), appId: Type.String({ maxLength: 32 }) }),
+      response: { 204: Type.Null(), ...errors(400, 401, 403, 404) },
+    },
+    handler: async (req, reply) => {
+      await appPasswords.revoke(req.params.id, req.params.appId);
+      return reply.status(204).send(null);
+    },
+  });
+}

@@ -1,0 +1,78 @@
+import type { Db } from '../../db/database.js';
+import type { AliasTable } from '../../db/schema.js';
+import { AppError, badRequest } from '../../shared/errors.js';
+import type { Clock } from '../../shared/clock.js';
+import { normalizeAddress, normalizeAliasSource } from '../../shared/mail-names.js';
+import { isUniqueViolation } from '../../shared/db-errors.js';
+import type { Page, Paged } from '../../shared/paging.js';
+import type { DomainService } from '../domains/domain.service.js';
+
+type AliasRow = Omit<AliasTable, 'id'> & { id: number };
+export type AliasView = { id: number; source: string; domain: string; destinations: string[]; active: boolean; created_at: string; updated_at: string };
+
+const MAX_DESTINATIONS = 100;
+
+const present = (r: AliasRow & { domain: string }): AliasView => ({
+  id: r.id,
+  source: r.source,
+  domain: r.domain,
+  destinations: r.destination.split(',').filter(Boolean),
+  active: r.active === 1,
+  created_at: new Date(r.created_at).toISOString(),
+  updated_at: new Date(r.updated_at).toISOString(),
+});
+
+/** Aliases: a source address (or `@domain` catch-all) forwarding to one or more addresses. */
+export class AliasService {
+  constructor(private readonly db: Db, private readonly domains: DomainService, private readonly clock: Clock) {}
+
+  private query() {
+    return this.db.selectFrom('aliases as l').innerJoin('domains as d', 'd.id', 'l.domain_id').selectAll('l').select('d.name as domain');
+  }
+
+  async create(input: { source: string; destinations: string[]; active?: boolean }): Promise<AliasView> {
+    const { source, domain } = normalizeAliasSource(input.source);
+    if (input.destinations.length === 0 || input.destinations.length > MAX_DESTINATIONS) {
+      throw badRequest(`destinations must hold 1 to ${MAX_DESTINATIONS} addresses`);
+    }
+    const destinations = [...new Set(input.destinations.map((d) => normalizeAddress(d).address))];
+    if (destinations.includes(source)) throw badRequest('An alias cannot forward to itself');
+    const dom = await this.domains.requireExisting(domain);
+    const now = this.clock.now();
+    try {
+      await this.db
+        .insertInto('aliases')
+        .values({ domain_id: dom.id, source, destination: destinations.join(','), active: input.active === false ? 0 : 1, created_at: now, updated_at: now })
+        .execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AppError('conflict', `Alias ${source} already exists`);
+      throw err;
+    }
+    return this.get(source);
+  }
+
+  async list(filter: { domain?: string }, page: Page): Promise<Paged<AliasView>> {
+    let q = this.query();
+    if (filter.domain !== undefined) q = q.where('l.domain_id', '=', (await this.domains.resolve(filter.domain)).id);
+    const rows = await q.orderBy('l.source').limit(page.limit).offset(page.offset).execute();
+    let c = this.db.selectFrom('aliases as l');
+    if (filter.domain !== undefined) c = c.where('l.domain_id', '=', (await this.domains.resolve(filter.domain)).id);
+    const total = await c.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return { items: rows.map(present), total: Number(total.n), ...page };
+  }
+
+  async get(idOrSource: string | number): Promise<AliasView> {
+    const q = this.query();
+    const row =
+      typeof idOrSource === 'number' || /^\d+$/.test(idOrSource)
+        ? await q.where('l.id', '=', Number(idOrSource)).executeTakeFirst()
+        : await q.where('l.source', '=', normalizeAliasSource(idOrSource).source).executeTakeFirst();
+    if (!row) throw new AppError('not_found', `Alias ${String(idOrSource)} not found`);
+    return present(row);
+  }
+
+  async delete(idOrSource: string | number): Promise<void> {
+    const alias = await this.get(idOrSource);
+    await this.db.deleteFrom('aliases').where('id', '=', alias.id).execute();
+  }
+}

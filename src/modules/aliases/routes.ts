@@ -1,0 +1,54 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ADMIN_SECURITY as security } from '../route-types.js';
+import type { AdminHooks, RouteErrors } from '../route-types.js';
+import { PagedOf, PageQuery, pageOf } from '../paging.schema.js';
+import type { AliasService } from './alias.service.js';
+
+const AliasSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    source: Type.String({ description: 'an address, or @domain for a catch-all' }),
+    domain: Type.String(),
+    destinations: Type.Array(Type.String()),
+    active: Type.Boolean(),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { title: 'Alias' },
+);
+const Param = Type.Object({ alias: Type.String({ maxLength: 320, description: 'id or source' }) });
+
+export function aliasRoutes(app: FastifyInstance, aliases: AliasService, hooks: AdminHooks, errors: RouteErrors): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['aliases'];
+  const onRequest = hooks.admin;
+  r.post('/aliases', {
+    onRequest,
+    schema: {
+      tags, security, summary: 'Add an alias',
+      body: Type.Object({ source: Type.String({ maxLength: 320 }), destinations: Type.Array(Type.String({ maxLength: 320 }), { maxItems: 100 }), active: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+      response: { 201: AliasSchema, ...errors(400, 401, 403, 409, 422) },
+    },
+    handler: async (req, reply) => reply.status(201).send(await aliases.create(req.body)),
+  });
+  r.get('/aliases', {
+    onRequest,
+    schema: { tags, security, summary: 'List aliases', querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })) }), response: { 200: PagedOf(AliasSchema, 'AliasPage'), ...errors(400, 401, 403, 404, 422) } },
+    handler: (req) => aliases.list(req.query.domain === undefined ? {} : { domain: req.query.domain }, pageOf(req.query)),
+  });
+  r.get('/aliases/:alias', {
+    onRequest,
+    schema: { tags, security, summary: 'One alias', params: Param, response: { 200: AliasSchema, ...errors(400, 401, 403, 404) } },
+    handler: (req) => aliases.get(req.params.alias),
+  });
+  r.delete('/aliases/:alias', {
+    onRequest,
+    schema: { tags, security, summary: 'Delete an alias', params: Param, response: { 204: Type.Null(), ...errors(400, 401, 403, 404) } },
+    handler: async (req, reply) => {
+      await aliases.delete(req.params.alias);
+      return reply.status(204).send(null);
+    },
+  });
+}

@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../../db/database.js';
+import type { AppPasswordTable } from '../../db/schema.js';
+import { AppError, badRequest } from '../../shared/errors.js';
+import type { Clock } from '../../shared/clock.js';
+import { constantTimeEqual, hmacSha256 } from '../../shared/crypto.js';
+import type { AccountService } from '../accounts/account.service.js';
+
+export type AppPasswordView = {
+  id: string;
+  name: string;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  last_used_ip: string | null;
+  active: boolean;
+};
+export type AppPasswordCreated = AppPasswordView & { password: string };
+
+// `<id>.<secret>`: 12 + 32 characters of base32 (60 + 160 random bits); only
+// letters and digits, so every mail client and IMAP LOGIN quoting takes it.
+const APP_PASSWORD = /^([a-z2-7]{12})\.([a-z2-7]{32})$/;
+const B32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+function base32(bytes: Buffer, length: number): string {
+  let out = '';
+  for (const b of bytes) out += B32[b & 31];
+  return out.slice(0, length);
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export class AppPasswordService {
+  constructor(
+    private readonly db: Db,
+    private readonly accounts: AccountService,
+    private readonly hashKey: Buffer,
+    private readonly clock: Clock,
+  ) {}
+
+  private present(r: AppPasswordTable): AppPasswordView {
+    const now = this.clock.now();
+    return {
+      id: r.id,
+      name: r.name,
+      created_at: new Date(r.created_at).toISOString(),
+      expires_at: iso(r.expires_at),
+      last_used_at: iso(r.last_used_at),
+      last_used_ip: r.last_used_ip,
+      active: r.revoked_at === null && (r.expires_at === null || r.expires_at > now),
+    };
+  }
+
+  hashSecret(secret: string): string {
+    return hmacSha256(this.hashKey, secret).toString('hex');
+  }
+
+  async create(account: string | number, input: { name: string; expires_at?: string | undefined }): Promise<AppPasswordCreated> {
+    const acc = await this.accounts.resolve(account);
+    const name = input.name.trim();
+    if (name === '' || name.length > 255) throw badRequest('name must be 1 to 255 characters, e.g. "Thunderbird on laptop"');
+    let expiresAt: number | null = null;
+    if (input.expires_at !== undefined) {
+      expiresAt = Date.parse(input.expires_at);
+      if (Number.isNaN(expiresAt)) throw badRequest('expires_at must be an ISO 8601 time, e.g. 2027-01-31T00:00:00Z');
+      if (expiresAt <= this.clock.now()) throw badRequest('expires_at must be in the future');
+    }
+    const id = base32(randomBytes(12), 12);
+    const secret = base32(randomBytes(32), 32);
+    const row: AppPasswordTable = {
+      id,
+      account_id: acc.id,
+      name,
+      secret_hash: this.hashSecret(secret),
+      created_at: this.clock.now(),
+      expires_at: expiresAt,
+      last_used_at: null,
+      last_used_ip: null,
+      revoked_at: null,
+    };
+    await this.db.insertInto('mailbox_app_passwords').values(row).execute();
+    return { ...this.present(row), password: `${id}.${secret}` };
+  }
+
+  async list(account: string | number): Promise<AppPasswordView[]> {
+    const acc = await this.accounts.resolve(account);
+    const rows = await this.db
+      .selectFrom('mailbox_app_passwords')
+      .selectAll()
+      .where('account_id', '=', acc.id)
+      .where('revoked_at', 'is', null)
+      .orderBy('created_at')
+      .execute();
+    return rows.map((r) => this.present(r));
+  }
+
+  /** Revokes, and ends the account's open IMAP and POP sessions. */
+  async revoke(account: string | number, id: string): Promise<void> {
+    const acc = await this.accounts.resolve(account);
+    const r = await this.db
+      .updateTable('mailbox_app_passwords')
+      .set({ revoked_at: this.clock.now() })
+      .where('id', '=', id)
+      .where('account_id', '=', acc.id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) throw new AppError('not_found', `App password ${id} not found for ${acc.address}`);
+    await this.accounts.kick(acc.address);
+  }
+
+  /**
+   * Checks an app password for a mail login: one lookup by id and one keyed
+   * hash compared in constant time, however many app passwords exist.
+   * Returns the id when it is valid, records its use.
+   */
+  async verify(accountId: number, password: string, ip: string): Promise<string | null> {
+    const m = APP_PASSWORD.exec(password);
+    if (!m) return null;
+    const [, id = '', secret = ''] = m;
+    const row = await this.db.selectFrom('mailbox_app_passwords').selectAll().where('id', '=', id).executeTakeFirst();
+    const now = this.clock.now();
+    if (!row || row.account_id !== accountId || row.revoked_at !== null || (row.expires_at !== null && row.expires_at <= now)) return null;
+    if (!constantTimeEqual(this.hashSecret(secret), row.secret_hash)) return null;
+    await this.db.updateTable('mailbox_app_passwords').set({ last_used_at: now, last_used_ip: ip.slice(0, 64) || null }).where('id', '=', id).execute();
+    return id;
+  }
+}

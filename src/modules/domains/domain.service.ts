@@ -1,0 +1,73 @@
+import { AppError } from '../../shared/errors.js';
+import type { Clock } from '../../shared/clock.js';
+import { normalizeDomain } from '../../shared/mail-names.js';
+import { isUniqueViolation } from '../../shared/db-errors.js';
+import type { Page, Paged } from '../../shared/paging.js';
+import type { DomainRepository, DomainRow } from './domain.repository.js';
+
+export type DomainView = { id: number; name: string; active: boolean; accounts?: number; aliases?: number; created_at: string; updated_at: string };
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+export const presentDomain = (r: DomainRow & { accounts?: number; aliases?: number }): DomainView => ({
+  id: r.id,
+  name: r.name,
+  active: r.active === 1,
+  ...(r.accounts === undefined ? {} : { accounts: r.accounts, aliases: r.aliases ?? 0 }),
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+});
+
+export class DomainService {
+  constructor(private readonly repo: DomainRepository, private readonly clock: Clock) {}
+
+  async create(name: string): Promise<DomainView> {
+    const normalized = normalizeDomain(name);
+    try {
+      return presentDomain(await this.repo.insert(normalized, this.clock.now()));
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new AppError('conflict', `Domain ${normalized} already exists`);
+      throw err;
+    }
+  }
+
+  async list(page: Page): Promise<Paged<DomainView>> {
+    const { rows, total } = await this.repo.list(page);
+    return { items: rows.map(presentDomain), total, ...page };
+  }
+
+  /** By id (a number) or by name. */
+  async resolve(idOrName: string | number): Promise<DomainRow> {
+    const row =
+      typeof idOrName === 'number' || /^\d+$/.test(idOrName)
+        ? await this.repo.findById(Number(idOrName))
+        : await this.repo.findByName(normalizeDomain(idOrName));
+    if (!row) throw new AppError('not_found', `Domain ${String(idOrName)} not found`);
+    return row;
+  }
+
+  /** The domain of a new account or alias; a 400 names what to do when it does not exist. */
+  async requireExisting(name: string): Promise<DomainRow> {
+    const row = await this.repo.findByName(name);
+    if (!row) throw new AppError('bad_request', `Unknown domain ${name}: add it first (POST /domains or mailsvc add domain ${name})`);
+    return row;
+  }
+
+  async get(idOrName: string | number): Promise<DomainView> {
+    return presentDomain(await this.resolve(idOrName));
+  }
+
+  async setActive(idOrName: string | number, active: boolean): Promise<DomainView> {
+    const row = await this.resolve(idOrName);
+    await this.repo.setActive(row.id, active, this.clock.now());
+    return this.get(row.id);
+  }
+
+  async delete(idOrName: string | number): Promise<void> {
+    const row = await this.resolve(idOrName);
+    const result = await this.repo.deleteIfEmpty(row.id);
+    if (result === 'not_empty') {
+      throw new AppError('conflict', `Domain ${row.name} still has accounts or aliases: delete them first`);
+    }
+    if (result === 'missing') throw new AppError('not_found', `Domain ${row.name} not found`);
+  }
+}

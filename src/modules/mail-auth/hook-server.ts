@@ -1,0 +1,83 @@
+import { createServer } from 'node:net';
+import type { Server, Socket } from 'node:net';
+import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { MailAuthService } from './mail-auth.service.js';
+
+const MAX_LINE = 8192;
+
+const unhex = (s: string): string | null => (/^(?:[0-9a-f]{2})*$/.test(s) ? Buffer.from(s, 'hex').toString('utf8') : null);
+const hex = (s: string): string => Buffer.from(s, 'utf8').toString('hex');
+
+/**
+ * The socket Dovecot's Lua passdb asks (deploy/dovecot/mailsvc-auth.lua):
+ *   AUTH\t<protocol>\t<remote ip>\t<hex user>\t<hex password>\n
+ * answered by `OK\t<hex user>`, `FAIL` or `ERROR\t<reason>`, one line per request.
+ */
+export async function answerLine(line: string, auth: MailAuthService): Promise<string> {
+  const [verb, protocol = '', remoteIp = '', hexUser = '', hexPass = '', ...rest] = line.split('\t');
+  const user = unhex(hexUser);
+  const password = unhex(hexPass);
+  if (verb !== 'AUTH' || rest.length > 0 || user === null || password === null) return 'ERROR\tmalformed request';
+  const r = await auth.check({ user, password, protocol: protocol.slice(0, 32), remoteIp: remoteIp.slice(0, 64) });
+  return r.ok ? `OK\t${hex(r.user)}` : 'FAIL';
+}
+
+function serveConnection(socket: Socket, auth: MailAuthService, log: Logger): void {
+  let buffer = '';
+  let chain = Promise.resolve();
+  socket.setEncoding('utf8');
+  socket.setTimeout(30_000, () => socket.destroy());
+  socket.on('error', () => undefined);
+  socket.on('data', (chunk: string) => {
+    buffer += chunk;
+    if (buffer.length > MAX_LINE && !buffer.includes('\n')) {
+      socket.end('ERROR\tline too long\n');
+      return;
+    }
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl).replace(/\r$/, '');
+      buffer = buffer.slice(nl + 1);
+      // Answers go out in request order.
+      chain = chain.then(async () => {
+        let answer: string;
+        try {
+          answer = await answerLine(line, auth);
+        } catch (err) {
+          log.error({ err: { message: err instanceof Error ? err.message : String(err) } }, 'mail auth hook failed');
+          answer = 'ERROR\tinternal error';
+        }
+        if (!socket.destroyed) socket.write(`${answer}\n`);
+      });
+    }
+  });
+}
+
+export type HookListen = { socketPath?: string | undefined; tcp?: { host: string; port: number } | undefined };
+
+/** Listens on a Unix socket (mode 0660) and/or a loopback TCP port. */
+export async function startHookServer(listen: HookListen, auth: MailAuthService, log: Logger): Promise<{ servers: Server[]; close(): Promise<void> }> {
+  const servers: Server[] = [];
+  const start = (bind: (s: Server) => void): Promise<Server> =>
+    new Promise((resolve, reject) => {
+      const server = createServer((socket) => serveConnection(socket, auth, log));
+      server.once('error', reject);
+      server.once('listening', () => resolve(server));
+      bind(server);
+    });
+  if (listen.socketPath) {
+    const path = listen.socketPath;
+    if (existsSync(path)) unlinkSync(path);
+    servers.push(await start((s) => s.listen(path)));
+    chmodSync(path, 0o660);
+  }
+  if (listen.tcp) {
+    const { host, port } = listen.tcp;
+    servers.push(await start((s) => s.listen(port, host)));
+  }
+  return {
+    servers,
+    close: () => Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r())))).then(() => undefined),
+  };
+}

@@ -1,0 +1,37 @@
+import type { AccountRepository, AccountRow } from '../accounts/account.repository.js';
+import type { SendLimitsListener } from '../accounts/account.service.js';
+import type { LimitMap, Limits } from './limit-map.js';
+import { WINDOWS } from './limit-map.js';
+
+/** Per-account send limits: 0 on the account inherits the global default (MAILSVC_SEND_RATE_*). */
+export class SendLimitsService implements SendLimitsListener {
+  constructor(
+    private readonly accounts: AccountRepository,
+    private readonly map: LimitMap,
+    readonly defaults: Limits,
+  ) {}
+
+  effective(row: AccountRow): Limits {
+    return Object.fromEntries(WINDOWS.map((w) => [w, row[`send_rate_${w}`] > 0 ? row[`send_rate_${w}`] : this.defaults[w]])) as Limits;
+  }
+
+  /** The limits the policy service applies to a SASL user: its map entry, else the defaults. */
+  async forUser(address: string): Promise<Limits> {
+    return (await this.map.get(address)) ?? this.defaults;
+  }
+
+  async accountChanged(row: AccountRow): Promise<void> {
+    await this.map.set(row.address, this.effective(row));
+  }
+
+  async accountRemoved(address: string): Promise<void> {
+    await this.map.remove(address);
+  }
+
+  /** Pushes every account's effective limits to the map, replacing it whole. */
+  async syncAll(): Promise<{ accounts: number; defaults: Limits }> {
+    const rows = await this.accounts.listAll();
+    await this.map.replaceAll(new Map(rows.map((r) => [r.address, this.effective(r)])));
+    return { accounts: rows.length, defaults: this.defaults };
+  }
+}
