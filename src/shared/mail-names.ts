@@ -35,3 +35,12 @@ export function normalizeAliasSource(input: string): { source: string; domain: s
   const { address, domain } = normalizeAddress(trimmed);
   return { source: address, domain };
 }
+
+/** True when the text holds a control character (C0 or DEL). */
+export function hasControlChars(text: string): boolean {
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}

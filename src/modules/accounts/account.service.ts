@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { AppError, badRequest } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
-import { normalizeAddress } from '../../shared/mail-names.js';
+import { hasControlChars, normalizeAddress } from '../../shared/mail-names.js';
 import { isUniqueViolation } from '../../shared/db-errors.js';
 import type { Page, Paged } from '../../shared/paging.js';
 import type { MailSessionKicker } from '../../adapters/dovecot/doveadm.js';
@@ -67,7 +67,7 @@ function checkRanges(input: AccountPatch): void {
       throw badRequest(`${f} must be a whole number from 0 (inherit the global default) to ${MAX_SEND_RATE}`);
     }
   }
-  if (input.display_name !== undefined && (input.display_name.length > 255 || /[\u0000-\u001f]/.test(input.display_name))) {
+  if (input.display_name !== undefined && (input.display_name.length > 255 || hasControlChars(input.display_name))) {
     throw badRequest('display_name must be at most 255 characters, without control characters');
   }
 }
