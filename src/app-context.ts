@@ -20,6 +20,8 @@ import { MemoryChallengeStore, RedisChallengeStore } from './modules/auth/challe
 import { Lockout } from './modules/auth/lockout.js';
 import { TokenRepository } from './modules/auth/token.repository.js';
 import { TokenService } from './modules/auth/token.service.js';
+import { LocalRevocations, RedisRevocations } from './modules/auth/token-revocations.js';
+import { ChangeSignal } from './shared/change-signal.js';
 import { MfaRepository } from './modules/mfa/mfa.repository.js';
 import { MfaService } from './modules/mfa/mfa.service.js';
 import { ProviderRepository } from './modules/sms/provider.repository.js';
@@ -63,6 +65,10 @@ export type AppContext = {
   mailAuth: MailAuthService;
   sendLimits: SendLimitsService;
   sendCounter: SendCounter;
+  /** Written by host commands that change what a running service caches. */
+  changes: ChangeSignal;
+  /** Drops the in-process caches (tokens, MFA record): another process changed them. */
+  dropCaches(): void;
   close(): Promise<void>;
 };
 
@@ -100,9 +106,16 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     { failLimit: settings.apiAuthFailLimit, windowSeconds: settings.apiAuthFailWindow, blockSeconds: settings.apiAuthBlockSeconds },
     redis,
   );
-  const tokens = new TokenService(new TokenRepository(db), clock, settings.accessTokenTtl);
+  const tokens = new TokenService(
+    new TokenRepository(db),
+    clock,
+    settings.accessTokenTtl,
+    redis ? new RedisRevocations(redis, settings.accessTokenTtl * 1000) : new LocalRevocations(),
+  );
+  const mfaRepo = new MfaRepository(db, redis === undefined);
+  const changes = new ChangeSignal(settings.dataDir);
   const providers = new ProviderService(new ProviderRepository(db, dialect), box, clock, settings.smsProviders, outbound);
-  const mfa = new MfaService(new MfaRepository(db), providers, box, clock, {
+  const mfa = new MfaService(mfaRepo, providers, box, clock, {
     issuer: settings.mfaIssuer,
     mfaRequired: settings.mfaRequired,
     smsDefaultRegion: settings.smsDefaultRegion as CountryCode | undefined,
@@ -157,7 +170,13 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     mailAuth: new MailAuthService(accountRepo, appPasswords, log),
     sendLimits,
     sendCounter: new SendCounter(redis),
+    changes,
+    dropCaches() {
+      tokens.dropCache();
+      mfaRepo.dropCache();
+    },
     async close() {
+      changes.close();
       if (redis) await redis.quit().catch(() => undefined);
       await db.destroy();
     },

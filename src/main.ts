@@ -14,6 +14,8 @@ export async function serve(settings: Settings): Promise<void> {
     ctx.log.warn('no administrator password is set: every sign-in fails until you run mailsvc admin set-password');
   }
   const app = await buildApp(ctx);
+  // mailsvc commands on the host (admin mfa reset) signal changes the caches must not hide.
+  ctx.changes.watch(() => ctx.dropCaches());
   await app.listen({ host: settings.apiHost, port: settings.apiPort });
   const { mail } = settings;
   const hook =

@@ -15,6 +15,7 @@ import { LATEST_SCHEMA } from '../db/migrate.js';
 import { sealContext } from '../db/sealed-columns.js';
 import { buildApp } from '../http/app.js';
 import { AdminCredentials } from '../modules/auth/admin-credentials.js';
+import { writeKeyFile } from '../shared/secret-key-file.js';
 import { SecretBox } from '../shared/secret-box.js';
 
 /** The `mailsvc` command, built and run the way an operator runs it. */
@@ -48,7 +49,7 @@ async function storeSecrets(dir: string, env: Record<string, string> = {}): Prom
 /** The three secrets open under the context's keys to what was stored, and all are sealed with `keyId`. */
 async function expectSecretsUnder(ctx: AppContext, keyId: string, totpSecret: string): Promise<void> {
   const sealed = await sealedValues(ctx.db);
-  expect(sealed).toHaveLength(3);
+  expect(sealed).toHaveLength(4);
   for (const s of sealed) expect(s.value.split('.')[1], `${s.table}.${s.column}`).toBe(keyId);
   const provider = await ctx.providers.sendConfig('provider_a');
   expect(provider).toMatchObject({ apiKey: 'k-123', clientSecret: 's-456' });
@@ -184,11 +185,12 @@ describe('mailsvc secrets rotate-key', () => {
     const newText = readFileSync(keyFile, 'utf8');
     expect(newText).not.toBe(oldText);
     const lines = newText.split('\n').filter((l) => l.trim() !== '');
+    // 4 = TOTP secret, provider client secret and API key, and the app-password hash key.
     // The old key stays until --drop-old: a service still running on it may seal with it.
     expect(lines).toHaveLength(2);
     expect(lines[1]).toBe(oldText.trim());
     const newId = new SecretBox(Buffer.from(lines[0] ?? '', 'base64')).keyId;
-    expect(json(r)).toEqual({ key_id: newId, resealed: 3, already_current: 0, key_source: keyFile });
+    expect(json(r)).toEqual({ key_id: newId, resealed: 4, already_current: 0, key_source: keyFile });
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
 
     const ctx = await openContext(dir);
@@ -224,12 +226,12 @@ describe('mailsvc secrets rotate-key', () => {
     const r = await cli(dir, ['secrets', 'rotate-key', '--json'], { MAILSVC_SECRET_KEY: newKey, MAILSVC_SECRET_KEY_PREVIOUS: oldKey });
     expectOk(r);
     const newId = new SecretBox(Buffer.from(newKey, 'base64')).keyId;
-    expect(json(r)).toEqual({ key_id: newId, resealed: 3, already_current: 0, key_source: 'environment' });
+    expect(json(r)).toEqual({ key_id: newId, resealed: 4, already_current: 0, key_source: 'environment' });
     expect(existsSync(join(dir, 'secret.key'))).toBe(false);
 
     const again = await cli(dir, ['secrets', 'rotate-key', '--json'], { MAILSVC_SECRET_KEY: newKey });
     expectOk(again);
-    expect(json(again)).toMatchObject({ resealed: 0, already_current: 3 });
+    expect(json(again)).toMatchObject({ resealed: 0, already_current: 4 });
 
     const ctx = await openContext(dir, { MAILSVC_SECRET_KEY: newKey });
     try {
@@ -243,11 +245,11 @@ describe('mailsvc secrets rotate-key', () => {
     const dir = dataDir();
     const envKey = randomBytes(32).toString('base64');
     const totpSecret = await storeSecrets(dir, { MAILSVC_SECRET_KEY: envKey });
-    await (await openContext(dir)).close(); // the first start without MAILSVC_SECRET_KEY writes secret.key
+    writeKeyFile(join(dir, 'secret.key'), [randomBytes(32)]); // what a first start without MAILSVC_SECRET_KEY writes
 
     const r = await cli(dir, ['secrets', 'rotate-key', '--json'], { MAILSVC_SECRET_KEY_PREVIOUS: envKey });
     expectOk(r);
-    expect(json(r)).toMatchObject({ resealed: 3, already_current: 0 });
+    expect(json(r)).toMatchObject({ resealed: 4, already_current: 0 });
     const ctx = await openContext(dir);
     try {
       await expectSecretsUnder(ctx, String(json(r).key_id), totpSecret);

@@ -6,6 +6,7 @@ import { createPool } from 'mysql2';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database } from './schema.js';
+import { withStatementCache } from './statement-cache.js';
 
 export type DialectName = 'sqlite' | 'postgres' | 'mysql';
 export type Db = Kysely<Database>;
@@ -32,9 +33,11 @@ function buildDialect(url: string): Dialect {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
       const database = new SqliteDatabase(path);
       database.pragma('journal_mode = WAL');
+      // In WAL mode NORMAL cannot corrupt the database; it only skips the fsync per commit.
+      database.pragma('synchronous = NORMAL');
       database.pragma('busy_timeout = 5000');
       database.pragma('foreign_keys = ON');
-      return new SqliteDialect({ database });
+      return new SqliteDialect({ database: withStatementCache(database) });
     }
     case 'postgres':
       return new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) });

@@ -40,10 +40,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
   });
   registerJsonParser(app);
-  app.decorateRequest('clientIp', '');
-  app.addHook('onRequest', async (req) => {
-    // A trusted proxy could pass on junk in X-Forwarded-For; only an IP address counts.
-    req.clientIp = ipaddr.isValid(req.ip) ? req.ip : (req.socket.remoteAddress ?? 'unknown');
+  const trusting = ctx.settings.trustedProxies.length > 0;
+  app.decorateRequest('clientIp', {
+    getter(this: FastifyRequest): string {
+      // A trusted proxy could pass on junk in X-Forwarded-For; only an IP address counts.
+      if (!trusting || ipaddr.isValid(this.ip)) return this.ip;
+      return this.socket.remoteAddress ?? 'unknown';
+    },
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) => reply.status(404).send({ detail: `Not found: ${req.method} ${req.url.split('?')[0]}` }));

@@ -19,7 +19,7 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
   const raw = (url: string, payload: string | Buffer, contentType = 'application/json') =>
     t.app.inject({ method: 'POST', url, payload, headers: { 'content-type': contentType } });
 
-  it('/openapi.json is OpenAPI 3.1 with all eleven /auth operations and health', async () => {
+  it('/openapi.json is OpenAPI 3.1 with all eleven /auth operations, health and the mail resources', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(res.statusCode).toBe(200);
     const doc = res.json<{ openapi: string; paths: Record<string, Record<string, unknown>>; components: { securitySchemes: object } }>();
@@ -30,6 +30,11 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'POST /auth/login', 'POST /auth/mfa/sms', 'POST /auth/mfa/verify', 'POST /auth/logout', 'GET /auth/mfa',
         'POST /auth/mfa/totp/enroll', 'POST /auth/mfa/totp/confirm', 'DELETE /auth/mfa/totp', 'PATCH /auth/mfa/sms',
         'GET /auth/mfa/providers', 'PUT /auth/mfa/providers', 'GET /health', 'GET /health/details',
+        'POST /domains', 'GET /domains', 'GET /domains/{domain}', 'PATCH /domains/{domain}', 'DELETE /domains/{domain}',
+        'POST /accounts', 'GET /accounts', 'GET /accounts/{id}', 'PATCH /accounts/{id}', 'DELETE /accounts/{id}',
+        'POST /accounts/send-limits/sync', 'POST /accounts/{id}/app-passwords', 'GET /accounts/{id}/app-passwords',
+        'DELETE /accounts/{id}/app-passwords/{appId}',
+        'POST /aliases', 'GET /aliases', 'GET /aliases/{alias}', 'DELETE /aliases/{alias}',
       ].sort(),
     );
     expect(doc.components.securitySchemes).toMatchObject({ bearer: { scheme: 'bearer' }, basic: { scheme: 'basic' } });

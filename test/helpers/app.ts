@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -48,6 +49,8 @@ export async function startTestApp(databaseUrl: string, env: Record<string, stri
     MAILSVC_ADMIN_USERNAME: ADMIN_USER,
     MAILSVC_ADMIN_PASSWORD: ADMIN_PASSWORD,
     MAILSVC_LOG_LEVEL: 'debug',
+    // One key per database, as on a real host: apps reopened on it can open its secrets.
+    MAILSVC_SECRET_KEY: createHash('sha256').update(databaseUrl).digest('base64'),
     ...env,
   });
   const logs: string[] = [];
@@ -60,6 +63,8 @@ export async function startTestApp(databaseUrl: string, env: Record<string, stri
   const log: Logger = pino({ level: 'debug', redact: ['req.headers.authorization', 'req.headers.cookie'] }, sink);
   const ctx = await createContext(settings, { log, ...opts });
   const app = await buildApp(ctx);
+  // As `mailsvc serve` does: host commands signal changes to the caches.
+  ctx.changes.watch(() => ctx.dropCaches());
   return {
     app,
     ctx,

@@ -45,6 +45,8 @@ export function adminCommands(program: Command): void {
       try {
         const status = await ctx.mfa.resetAll();
         const revoked = await ctx.tokens.revokeAll();
+        // A running service caches tokens and the MFA record: tell it to drop them.
+        ctx.changes.notify();
         output(opts.json, { ok: true, revoked_tokens: revoked, status }, () =>
           `Second factors reset: TOTP off and its secret erased, SMS OTP off. ${revoked} access token(s) revoked.\n` +
           'Sign in with the password and enroll again under /auth/mfa.',

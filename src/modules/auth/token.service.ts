@@ -1,6 +1,8 @@
-import { randomId, sha256, constantTimeEqual } from '../../shared/crypto.js';
+import { timingSafeEqual } from 'node:crypto';
+import { randomId, sha256 } from '../../shared/crypto.js';
 import type { Clock } from '../../shared/clock.js';
-import type { TokenRepository } from './token.repository.js';
+import type { TokenRepository, TokenRow } from './token.repository.js';
+import type { TokenRevocations } from './token-revocations.js';
 
 export type AccessTokenResponse = {
   access_token: string;
@@ -12,6 +14,11 @@ export type AccessTokenResponse = {
 export type TokenPrincipal = { tokenId: string; subject: string; mfaVerified: boolean };
 
 const DAY = 86_400_000;
+const CACHE_MAX = 10_000;
+/** A cached row is read again after this long, whatever happens. */
+const CACHE_MAX_AGE_MS = 30_000;
+
+type Cached = { row: TokenRow; at: number };
 
 function split(token: string): { id: string; secret: string } | null {
   const dot = token.indexOf('.');
@@ -21,21 +28,28 @@ function split(token: string): { id: string; secret: string } | null {
 
 /**
  * Opaque access tokens `<id>.<secret>` (Lucia's scheme): only a SHA-256 of the
- * secret is stored, looked up by id and compared in constant time. Tokens live
- * in the shared database, so a revocation is seen at once by every instance.
+ * secret is stored, looked up by id and compared in constant time.
+ *
+ * Rows are cached in the process so an authenticated request costs no
+ * database read. A revocation drops the cached row here and is recorded where
+ * every instance looks on every request (Redis, when several instances share
+ * it); a command on the host signals the service to drop its cache.
  */
 export class TokenService {
+  private readonly cache = new Map<string, Cached>();
+
   constructor(
     private readonly repo: TokenRepository,
     private readonly clock: Clock,
     private readonly ttlSeconds: number,
+    private readonly revocations: TokenRevocations,
   ) {}
 
   async issue(subject: string, mfaVerified: boolean): Promise<AccessTokenResponse> {
     const id = randomId(12);
     const secret = randomId(32);
     const now = this.clock.now();
-    await this.repo.insert({
+    const row: TokenRow = {
       id,
       secret_hash: sha256(secret).toString('hex'),
       subject,
@@ -44,27 +58,57 @@ export class TokenService {
       created_at: now,
       expires_at: now + this.ttlSeconds * 1000,
       revoked_at: null,
-    });
+    };
+    await this.repo.insert(row);
     if (Math.random() < 0.01) await this.repo.deleteExpired(now - DAY);
     return { access_token: `${id}.${secret}`, token_type: 'bearer', expires_in: this.ttlSeconds, mfa_verified: mfaVerified };
+  }
+
+  private async row(id: string, now: number): Promise<TokenRow | undefined> {
+    const hit = this.cache.get(id);
+    if (hit && now - hit.at < CACHE_MAX_AGE_MS) return hit.row;
+    const row = await this.repo.findById(id);
+    if (!row) return undefined;
+    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(id, { row, at: now });
+    return row;
   }
 
   async validate(token: string): Promise<TokenPrincipal | null> {
     const parts = split(token);
     if (!parts) return null;
-    const row = await this.repo.findById(parts.id);
-    if (!row || row.revoked_at !== null || row.expires_at <= this.clock.now() || row.purpose !== 'admin') return null;
-    if (!constantTimeEqual(sha256(parts.secret).toString('hex'), row.secret_hash)) return null;
+    const now = this.clock.now();
+    const row = await this.row(parts.id, now);
+    if (!row || row.revoked_at !== null || row.expires_at <= now || row.purpose !== 'admin') return null;
+    // Both sides are SHA-256 digests of equal length: one constant-time compare.
+    const stored = Buffer.from(row.secret_hash, 'hex');
+    const given = sha256(parts.secret);
+    if (stored.length !== given.length || !timingSafeEqual(given, stored)) return null;
+    if (await this.revocations.isRevoked(row.id, row.created_at)) return null;
     return { tokenId: row.id, subject: row.subject, mfaVerified: row.mfa_verified === 1 };
   }
 
   /** Revokes the token when it is genuine; an unknown token is a no-op. */
   async revoke(token: string): Promise<void> {
     const principal = await this.validate(token);
-    if (principal) await this.repo.revoke(principal.tokenId, this.clock.now());
+    if (!principal) return;
+    const now = this.clock.now();
+    const row = this.cache.get(principal.tokenId)?.row;
+    this.cache.delete(principal.tokenId);
+    await this.repo.revoke(principal.tokenId, now);
+    await this.revocations.revoke(principal.tokenId, (row?.expires_at ?? now + this.ttlSeconds * 1000) - now);
   }
 
   async revokeAll(): Promise<number> {
-    return this.repo.revokeAll(this.clock.now());
+    const now = this.clock.now();
+    this.cache.clear();
+    const n = await this.repo.revokeAll(now);
+    await this.revocations.revokeAllBefore(now);
+    return n;
+  }
+
+  /** Another process changed tokens: read them from the database again. */
+  dropCache(): void {
+    this.cache.clear();
   }
 }
