@@ -39,8 +39,14 @@ function buildDialect(url: string): Dialect {
       database.pragma('foreign_keys = ON');
       return new SqliteDialect({ database: withStatementCache(database) });
     }
-    case 'postgres':
-      return new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) });
+    case 'postgres': {
+      const pool = new pg.Pool({ connectionString: url, max: 10 });
+      // An idle connection the server ends (a restart, an administrator) is an
+      // 'error' event on the pool: unheard, it would crash the process. The pool
+      // drops that client and the next query opens a new one.
+      pool.on('error', () => undefined);
+      return new PostgresDialect({ pool });
+    }
     case 'mysql':
       return new MysqlDialect({
         pool: createPool({ uri: url.replace(/^mariadb:/, 'mysql:'), connectionLimit: 10, supportBigNumbers: true, bigNumberStrings: false }),
