@@ -1,0 +1,121 @@
+// Mail-side figures (issue 3): the Dovecot auth hook with 10 and with 10,000
+// stored app passwords, and the Postfix policy service's decisions per second.
+// IMAP LOGIN through real Dovecot is in bench/imap-bench.ts.
+// Run: npm run bench (builds with tsconfig.bench.json into var/bench-build).
+import { createConnection } from 'node:net';
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pino from 'pino';
+import { createTestDatabase } from '../test/helpers/dialects.js';
+import { startTestApp } from '../test/helpers/app.js';
+import { startHookServer } from '../src/modules/mail-auth/hook-server.js';
+import { startPolicyServer } from '../src/modules/send-limits/policy-server.js';
+
+const hex = (s: string): string => Buffer.from(s, 'utf8').toString('hex');
+const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? NaN;
+const r2 = (n: number): number => Math.round(n * 1000) / 1000;
+
+/** A line client on one connection: send a line, await one answer. */
+function lineClient(socket: Socket, sep: string): (line: string) => Promise<string> {
+  let buf = '';
+  const waiting: ((s: string) => void)[] = [];
+  socket.setEncoding('utf8');
+  socket.on('data', (d: string) => {
+    buf += d;
+    let i: number;
+    while ((i = buf.indexOf(sep)) >= 0) {
+      const answer = buf.slice(0, i);
+      buf = buf.slice(i + sep.length);
+      waiting.shift()?.(answer);
+    }
+  });
+  return (line) => new Promise((resolve) => { waiting.push(resolve); socket.write(line); });
+}
+
+async function hookLatency(stored: number): Promise<{ stored: number; p50_ms: number; p99_ms: number; primary_p50_ms: number }> {
+  const db = await createTestDatabase('sqlite');
+  const t = await startTestApp(db.url, { MAILSVC_LOG_LEVEL: 'warn' }, { log: pino({ level: 'warn' }), kicker: { kick: async () => ({ kicked: false, detail: '' }) } });
+  try {
+    await t.ctx.domains.create('example.org');
+    await t.ctx.accounts.create({ address: 'alice@example.org', password: 'alice-primary-pw' });
+    const acc = await t.ctx.accounts.resolve('alice@example.org');
+    const mine = await t.ctx.appPasswords.create('alice@example.org', { name: 'bench' });
+    // The other rows go in directly: what matters is how many the lookup has to face.
+    const rows = Array.from({ length: stored - 1 }, (_, i) => ({
+      id: `x${String(i).padStart(11, '0')}`, account_id: acc.id, name: `p${i}`, secret_hash: '0'.repeat(64),
+      created_at: Date.now(), expires_at: null, last_used_at: null, last_used_ip: null, revoked_at: null,
+    }));
+    for (let i = 0; i < rows.length; i += 500) await t.ctx.db.insertInto('mailbox_app_passwords').values(rows.slice(i, i + 500)).execute();
+    const socket = join(t.dataDir, 'hook.sock');
+    const hook = await startHookServer({ socketPath: socket }, t.ctx.mailAuth, t.ctx.log);
+    const c = createConnection(socket);
+    const ask = lineClient(c, '\n');
+    const req = (pw: string) => `AUTH\timap\t127.0.0.1\t${hex('alice@example.org')}\t${hex(pw)}\n`;
+    for (let i = 0; i < 200; i += 1) await ask(req(mine.password));
+    const times: number[] = [];
+    for (let i = 0; i < 2000; i += 1) {
+      const t0 = performance.now();
+      const a = await ask(req(mine.password));
+      times.push(performance.now() - t0);
+      if (!a.startsWith('OK')) throw new Error(`hook refused the app password: ${a}`);
+    }
+    const primary: number[] = [];
+    for (let i = 0; i < 30; i += 1) {
+      const t0 = performance.now();
+      await ask(req('alice-primary-pw'));
+      primary.push(performance.now() - t0);
+    }
+    c.end();
+    await hook.close();
+    return { stored, p50_ms: r2(pct(times, 50)), p99_ms: r2(pct(times, 99)), primary_p50_ms: r2(pct(primary, 50)) };
+  } finally {
+    await t.close();
+    await db.drop();
+  }
+}
+
+async function policyRate(): Promise<{ decisions_per_s: number; p50_ms: number; connections: number }> {
+  const db = await createTestDatabase('sqlite');
+  const t = await startTestApp(db.url, { MAILSVC_SEND_RATE_PER_MINUTE: '1000000' }, { log: pino({ level: 'warn' }) });
+  try {
+    const server = await startPolicyServer({ host: '127.0.0.1', port: 0 }, t.ctx.sendLimits, t.ctx.sendCounter, t.ctx.log);
+    const CONN = 8;
+    const PER = 2500;
+    const lat: number[] = [];
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: CONN }, async (_, k) => {
+        const s = createConnection(server.port, '127.0.0.1');
+        await new Promise((r) => s.once('connect', r));
+        const ask = lineClient(s, '\n\n');
+        for (let i = 0; i < PER; i += 1) {
+          const a = performance.now();
+          await ask(`request=smtpd_access_policy\nprotocol_state=END-OF-MESSAGE\nsasl_username=user${(k * PER + i) % 200}@example.org\n\n`);
+          lat.push(performance.now() - a);
+        }
+        s.end();
+      }),
+    );
+    const secs = (performance.now() - t0) / 1000;
+    await server.close();
+    return { decisions_per_s: Math.round((CONN * PER) / secs), p50_ms: r2(pct(lat, 50)), connections: CONN };
+  } finally {
+    await t.close();
+    await db.drop();
+  }
+}
+
+export async function mailBench(): Promise<Record<string, unknown>> {
+  const small = await hookLatency(10);
+  const large = await hookLatency(10_000);
+  const policy = await policyRate();
+  return { hook: { small, large, ratio_10000_to_10_p50: r2(large.p50_ms / small.p50_ms) }, policy };
+}
+
+if (process.argv[1]?.endsWith('mail-bench.js')) {
+  const r = await mailBench();
+  console.log('\nDovecot auth hook over its Unix socket (app password, sequential, 2000 requests, SQLite)');
+  console.log(`  10 stored app passwords:     p50 ${String((r.hook as { small: { p50_ms: number } }).small.p50_ms)} ms`);
+  console.log(JSON.stringify(r, null, 2));
+}
