@@ -4,6 +4,7 @@ import { serve } from '../main.js';
 import { SERVICE_VERSION } from '../shared/version.js';
 import { adminCommands } from './commands/admin.js';
 import { dbCommands } from './commands/db.js';
+import { mailCommands } from './commands/mail.js';
 import { secretsCommands } from './commands/secrets.js';
 
 export function buildProgram(): Command {
@@ -18,5 +19,6 @@ export function buildProgram(): Command {
   adminCommands(program);
   dbCommands(program);
   secretsCommands(program);
+  mailCommands(program);
   return program;
 }

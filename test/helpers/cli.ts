@@ -1,4 +1,5 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
@@ -10,22 +11,9 @@ export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The installed command (package.json "bin"), as `npm run build` leaves it. */
 export const CLI_BIN = join(REPO_ROOT, 'dist/cli/bin.js');
 
-let built = false;
-
-/**
- * Builds the CLI once per test process with `npm run build`, the way an
- * operator builds it. A type error anywhere fails the build, and so the tests.
- */
+/** The CLI as test/global-setup.ts built it (once, before every test file). */
 export function buildCli(): string {
-  if (!built) {
-    try {
-      execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
-    } catch (err) {
-      const e = err as { stdout?: string; stderr?: string; message: string };
-      throw new Error(`npm run build failed:\n${e.stdout ?? ''}${e.stderr ?? e.message}`);
-    }
-    built = true;
-  }
+  if (!existsSync(CLI_BIN)) throw new Error(`${CLI_BIN} is missing: the vitest globalSetup (npm run build) did not run`);
   return CLI_BIN;
 }
 

@@ -19,7 +19,7 @@ import { askHidden, readStdinLine } from '../prompt.js';
 export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
   const settings = loadSettings();
   const level = process.env.MAILSVC_LOG_LEVEL ? settings.logLevel : 'warn';
-  const ctx = await createContext(settings, { log: pino({ level }, pino.destination(2)) });
+  const ctx = await createContext(settings, { log: pino({ level }, process.stderr) });
   try {
     return await fn(ctx);
   } finally {
@@ -28,11 +28,11 @@ export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promi
 }
 
 /** A whole number in [min, max], for an option's argParser (commander reports it as invalid). */
-export function wholeNumber(min: number, max: number, meaning = ''): (value: string) => number {
+export function wholeNumber(min: number, max: number): (value: string) => number {
   return (value) => {
     const n = Number(value);
     if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`Use a whole number from ${min}${meaning} to ${max}.`);
+      throw new InvalidArgumentError(`Use a whole number from ${min} to ${max}.`);
     }
     return n;
   };
@@ -72,8 +72,9 @@ export const pageOf = (opts: Page): Page => ({ limit: opts.limit, offset: opts.o
 /** "Showing 51-100 of 230; --offset 100 for more", or nothing when the page holds everything. */
 export function pageNote(p: { items: unknown[]; total: number; offset: number }): string {
   if (p.offset === 0 && p.items.length >= p.total) return '';
+  if (p.items.length === 0) return `\nNothing at --offset ${p.offset}: there are ${p.total}`;
   const more = p.offset + p.items.length < p.total ? `; --offset ${p.offset + p.items.length} for more` : '';
-  return `\nShowing ${p.items.length === 0 ? 0 : p.offset + 1}-${p.offset + p.items.length} of ${p.total}${more}`;
+  return `\nShowing ${p.offset + 1}-${p.offset + p.items.length} of ${p.total}${more}`;
 }
 
 export function formatBytes(n: number): string {

@@ -161,6 +161,7 @@ export class AccountService {
 
   async kick(address: string): Promise<void> {
     const r = await this.kicker.kick(address);
-    this.log.info({ account: address, kicked: r.kicked }, `doveadm kick: ${r.detail}`);
+    if (r.failed) this.log.warn({ account: address }, `open IMAP/POP sessions were not ended: ${r.detail}`);
+    else this.log.info({ account: address, kicked: r.kicked }, `doveadm kick: ${r.detail}`);
   }
 }

@@ -52,11 +52,14 @@ export class AliasService {
   }
 
   async list(filter: { domain?: string }, page: Page): Promise<Paged<AliasView>> {
+    const domainId = filter.domain === undefined ? undefined : (await this.domains.resolve(filter.domain)).id;
     let q = this.query();
-    if (filter.domain !== undefined) q = q.where('l.domain_id', '=', (await this.domains.resolve(filter.domain)).id);
-    const rows = await q.orderBy('l.source').limit(page.limit).offset(page.offset).execute();
     let c = this.db.selectFrom('aliases as l');
-    if (filter.domain !== undefined) c = c.where('l.domain_id', '=', (await this.domains.resolve(filter.domain)).id);
+    if (domainId !== undefined) {
+      q = q.where('l.domain_id', '=', domainId);
+      c = c.where('l.domain_id', '=', domainId);
+    }
+    const rows = await q.orderBy('l.source').limit(page.limit).offset(page.offset).execute();
     const total = await c.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     return { items: rows.map(present), total: Number(total.n), ...page };
   }

@@ -61,7 +61,8 @@ export class AppPasswordService {
     if (name === '' || name.length > 255) throw badRequest('name must be 1 to 255 characters, e.g. "Thunderbird on laptop"');
     let expiresAt: number | null = null;
     if (input.expires_at !== undefined) {
-      expiresAt = Date.parse(input.expires_at);
+      const iso = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(input.expires_at);
+      expiresAt = iso ? Date.parse(input.expires_at) : NaN;
       if (Number.isNaN(expiresAt)) throw badRequest('expires_at must be an ISO 8601 time, e.g. 2027-01-31T00:00:00Z');
       if (expiresAt <= this.clock.now()) throw badRequest('expires_at must be in the future');
     }

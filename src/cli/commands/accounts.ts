@@ -1,0 +1,192 @@
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import type { AppContext } from '../../app-context.js';
+import { SEND_RATE_FIELDS } from '../../modules/accounts/account.repository.js';
+import type { SendRateField } from '../../modules/accounts/account.repository.js';
+import { MAX_QUOTA_BYTES, MAX_SEND_RATE } from '../../modules/accounts/account.service.js';
+import type { AccountPatch, AccountView } from '../../modules/accounts/account.service.js';
+import { WINDOWS } from '../../modules/send-limits/limit-map.js';
+import type { Limits } from '../../modules/send-limits/limit-map.js';
+import { normalizeAddress } from '../../shared/mail-names.js';
+import type { Page } from '../../shared/paging.js';
+import { CliError, output } from '../output.js';
+import { appPasswordCommands } from './app-passwords.js';
+import { byteSize, confirm, formatBytes, pageNote, pageOf, pagingOptions, readNewPassword, table, wholeNumber, withContext, yesNo } from './mail-options.js';
+
+const yn = (b: boolean): string => (b ? 'yes' : 'no');
+const perWindow = (n: number): string => (n === 0 ? 'no limit' : String(n));
+/** `send_rate_per_minute` ↔ `--send-rate-per-minute` ↔ commander's `sendRatePerMinute`. */
+const rateFlag = (f: SendRateField): string => `--${f.replace(/_/g, '-')}`;
+const rateKey = (f: SendRateField): string => f.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+
+/** What 0 on the account means: the global default (MAILSVC_SEND_RATE_*). */
+function effectiveLimits(ctx: AppContext, a: AccountView): Limits {
+  return Object.fromEntries(WINDOWS.map((w) => [w, a[`send_rate_${w}`] > 0 ? a[`send_rate_${w}`] : ctx.sendLimits.defaults[w]])) as Limits;
+}
+
+function describeAccount(a: AccountView, effective: Limits): string {
+  return [
+    `Account ${a.address} (id ${a.id})`,
+    `  name:                ${a.display_name || '-'}`,
+    `  quota:               ${formatBytes(a.quota_bytes)}`,
+    `  active:              ${yn(a.active)}`,
+    `  app passwords only:  ${yn(a.require_app_password)}`,
+    `  created:             ${a.created_at}`,
+    `  updated:             ${a.updated_at}`,
+    '  send limits (0 on the account = the global default):',
+    ...table(
+      ['window', 'account', 'effective'],
+      WINDOWS.map((w) => [w.replace('_', ' '), String(a[`send_rate_${w}`]), perWindow(effective[w])]),
+    )
+      .split('\n')
+      .map((l) => `    ${l}`),
+  ].join('\n');
+}
+
+type SetOptions = { name?: string; quota?: number; active?: boolean; requireAppPassword?: boolean; json?: boolean } & Record<string, unknown>;
+
+function patchOf(opts: SetOptions): AccountPatch {
+  const patch: AccountPatch = {};
+  if (opts.name !== undefined) patch.display_name = opts.name;
+  if (opts.quota !== undefined) patch.quota_bytes = opts.quota;
+  if (opts.active !== undefined) patch.active = opts.active;
+  if (opts.requireAppPassword !== undefined) patch.require_app_password = opts.requireAppPassword;
+  for (const f of SEND_RATE_FIELDS) {
+    const v = opts[rateKey(f)];
+    if (typeof v === 'number') patch[f] = v;
+  }
+  return patch;
+}
+
+const QUOTA_HELP = 'mailbox quota: bytes or 512M, 2G, 1T (0 = no quota)';
+
+/** `mailsvc accounts …`: mailboxes, their passwords, app passwords and send limits. */
+export function accountCommands(program: Command): void {
+  const accounts = program.command('accounts').description('mailboxes: add, list, show, set, passwd, delete, app-passwords, sync-send-limits');
+
+  accounts
+    .command('add')
+    .description('add a mailbox; asks its password twice without echo')
+    .argument('<address>', 'e.g. alice@example.org (its domain must exist)')
+    .option('--name <display>', 'display name')
+    .option('--quota <size>', QUOTA_HELP, byteSize(MAX_QUOTA_BYTES))
+    .option('--require-app-password', 'IMAP, POP and SMTP accept only app passwords, not the account password')
+    .option('--inactive', 'create it switched off (no login, no delivery)')
+    .option('--password-stdin', 'read the password from the first line of standard input instead of asking')
+    .option('--json', 'print the account as JSON')
+    .action(async (address: string, opts: SetOptions & { inactive?: boolean; passwordStdin?: boolean }) => {
+      const account = await withContext(async (ctx) => {
+        // Fail on a bad address or unknown domain before asking for a password.
+        if (!opts.passwordStdin) await ctx.domains.requireExisting(normalizeAddress(address).domain);
+        const password = await readNewPassword(opts.passwordStdin, address);
+        return ctx.accounts.create({
+          address,
+          password,
+          ...(opts.name === undefined ? {} : { display_name: opts.name }),
+          ...(opts.quota === undefined ? {} : { quota_bytes: opts.quota }),
+          active: !opts.inactive,
+          require_app_password: opts.requireAppPassword === true,
+        });
+      });
+      output(opts.json, account, () => `Account ${account.address} added (id ${account.id}${account.active ? '' : ', inactive'}).`);
+    });
+
+  pagingOptions(accounts.command('list').description('list the mailboxes, by address'))
+    .option('--domain <domain>', 'only the accounts of this domain (name or id)')
+    .option('--json', 'print the page as JSON ({ items, total, limit, offset })')
+    .action(async (opts: Page & { domain?: string; json?: boolean }) => {
+      const page = await withContext((ctx) => ctx.accounts.list(opts.domain === undefined ? {} : { domain: opts.domain }, pageOf(opts)));
+      output(opts.json, page, () =>
+        page.total === 0
+          ? 'No accounts. Add one with: mailsvc accounts add alice@example.org'
+          : table(
+              ['address', 'name', 'quota', 'active', 'app-pw-only'],
+              page.items.map((a) => [a.address, a.display_name, formatBytes(a.quota_bytes), yn(a.active), yn(a.require_app_password)]),
+            ) + pageNote(page),
+      );
+    });
+
+  accounts
+    .command('show')
+    .description('show one mailbox, with its effective send limits')
+    .argument('<account>', 'its address or id')
+    .option('--json', 'print it as JSON')
+    .action(async (idOrAddress: string, opts: { json?: boolean }) => {
+      const { account, effective } = await withContext(async (ctx) => {
+        const account = await ctx.accounts.get(idOrAddress);
+        return { account, effective: effectiveLimits(ctx, account) };
+      });
+      output(opts.json, { ...account, effective_send_limits: effective }, () => describeAccount(account, effective));
+    });
+
+  const set = accounts
+    .command('set')
+    .description('change a mailbox; only the options given change')
+    .argument('<account>', 'its address or id')
+    .option('--name <display>', 'display name ("" to clear)')
+    .option('--quota <size>', QUOTA_HELP, byteSize(MAX_QUOTA_BYTES))
+    .option('--active <yes|no>', 'switch it on or off (off ends its open sessions)', yesNo)
+    .option('--require-app-password <yes|no>', 'accept only app passwords for IMAP, POP and SMTP', yesNo);
+  for (const f of SEND_RATE_FIELDS) {
+    const window = f.slice('send_rate_'.length).replace('_', ' ');
+    set.option(`${rateFlag(f)} <n>`, `messages ${window === 'burst' ? 'in any 10 seconds' : window} (0 = the global default)`, wholeNumber(0, MAX_SEND_RATE));
+  }
+  set.option('--json', 'print the account as JSON').action(async (idOrAddress: string, opts: SetOptions) => {
+    const patch = patchOf(opts);
+    if (Object.keys(patch).length === 0) {
+      const flags = ['--name', '--quota', '--active', '--require-app-password', ...SEND_RATE_FIELDS.map(rateFlag)];
+      throw new CliError(`nothing to change: give one or more of ${flags.join(', ')}`, 2);
+    }
+    const account = await withContext((ctx) => ctx.accounts.update(idOrAddress, patch));
+    output(opts.json, account, () => `Account ${account.address} updated.`);
+  });
+
+  accounts
+    .command('passwd')
+    .description('set a new password for a mailbox (asked twice without echo) and end its open sessions')
+    .argument('<account>', 'its address or id')
+    .option('--password-stdin', 'read the password from the first line of standard input instead of asking')
+    .option('--json', 'print the result as JSON')
+    .action(async (idOrAddress: string, opts: { passwordStdin?: boolean; json?: boolean }) => {
+      const account = await withContext(async (ctx) => {
+        const { address } = await ctx.accounts.get(idOrAddress);
+        return ctx.accounts.setPassword(address, await readNewPassword(opts.passwordStdin, address));
+      });
+      output(opts.json, { ok: true, id: account.id, address: account.address }, () =>
+        `Password of ${account.address} changed; doveadm was asked to end its open IMAP and POP sessions.`,
+      );
+    });
+
+  accounts
+    .command('delete')
+    .description('delete a mailbox record and its app passwords (the mail files stay on disk)')
+    .argument('<account>', 'its address or id')
+    .option('--yes', 'do not ask for confirmation')
+    .option('--json', 'print the result as JSON')
+    .action(async (idOrAddress: string, opts: { yes?: boolean; json?: boolean }) => {
+      const address = await withContext(async (ctx) => {
+        const { address } = await ctx.accounts.get(idOrAddress);
+        await confirm(opts.yes, `Delete the account ${address} and its app passwords?`, `not deleting ${address}`);
+        await ctx.accounts.delete(address);
+        return address;
+      });
+      output(opts.json, { ok: true, deleted: address }, () => `Account ${address} deleted.`);
+    });
+
+  appPasswordCommands(accounts);
+
+  accounts
+    .command('sync-send-limits')
+    .description("push every account's effective send limits to the map the policy service reads (after changing MAILSVC_SEND_RATE_*)")
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const result = await withContext(async (ctx) => ({
+        ...(await ctx.sendLimits.syncAll()),
+        written_to: ctx.redis ? 'redis' : join(ctx.settings.dataDir, 'send-limits.json'),
+      }));
+      output(opts.json, result, () =>
+        `Send limits of ${result.accounts} account(s) written to ${result.written_to}.\n` +
+        `Global defaults (MAILSVC_SEND_RATE_*; 0 = no limit): ${WINDOWS.map((w) => `${w.replace('_', ' ')} ${result.defaults[w]}`).join(', ')}`,
+      );
+    });
+}

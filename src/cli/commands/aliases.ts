@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import type { Page } from '../../shared/paging.js';
+import { output } from '../output.js';
+import { pageNote, pageOf, pagingOptions, table, withContext } from './mail-options.js';
+
+/** `mailsvc aliases add|list|delete`: addresses (or @domain catch-alls) that forward. */
+export function aliasCommands(program: Command): void {
+  const aliases = program.command('aliases').description('addresses that forward to other addresses');
+
+  aliases
+    .command('add')
+    .description('make <source> forward to one or more addresses')
+    .argument('<source>', 'an address, or @example.org for a catch-all (its domain must exist)')
+    .argument('<destination...>', 'where mail goes (space- or comma-separated)')
+    .option('--json', 'print the alias as JSON')
+    .action(async (source: string, destinations: string[], opts: { json?: boolean }) => {
+      const list = destinations.flatMap((d) => d.split(',')).map((d) => d.trim()).filter((d) => d !== '');
+      const alias = await withContext((ctx) => ctx.aliases.create({ source, destinations: list }));
+      output(opts.json, alias, () => `Alias ${alias.source} → ${alias.destinations.join(', ')} added (id ${alias.id}).`);
+    });
+
+  pagingOptions(aliases.command('list').description('list the aliases, by source'))
+    .option('--domain <domain>', 'only the aliases of this domain (name or id)')
+    .option('--json', 'print the page as JSON ({ items, total, limit, offset })')
+    .action(async (opts: Page & { domain?: string; json?: boolean }) => {
+      const page = await withContext((ctx) => ctx.aliases.list(opts.domain === undefined ? {} : { domain: opts.domain }, pageOf(opts)));
+      output(opts.json, page, () =>
+        page.total === 0
+          ? 'No aliases. Add one with: mailsvc aliases add info@example.org alice@example.org'
+          : table(
+              ['source', 'destinations', 'id', 'active'],
+              page.items.map((a) => [a.source, a.destinations.join(', '), String(a.id), a.active ? 'yes' : 'no']),
+            ) + pageNote(page),
+      );
+    });
+
+  aliases
+    .command('delete')
+    .description('delete an alias')
+    .argument('<alias>', 'its source address or id')
+    .option('--json', 'print the result as JSON')
+    .action(async (idOrSource: string, opts: { json?: boolean }) => {
+      const source = await withContext(async (ctx) => {
+        const { source } = await ctx.aliases.get(idOrSource);
+        await ctx.aliases.delete(idOrSource);
+        return source;
+      });
+      output(opts.json, { ok: true, deleted: source }, () => `Alias ${source} deleted.`);
+    });
+}

@@ -1,0 +1,71 @@
+import type { Command } from 'commander';
+import type { DomainView } from '../../modules/domains/domain.service.js';
+import type { Page } from '../../shared/paging.js';
+import { CliError, output } from '../output.js';
+import { day, pageNote, pageOf, pagingOptions, table, withContext } from './mail-options.js';
+
+const describeDomain = (d: DomainView): string =>
+  [
+    `Domain ${d.name} (id ${d.id})`,
+    `  active:   ${d.active ? 'yes' : 'no'}`,
+    ...(d.accounts === undefined ? [] : [`  accounts: ${d.accounts}`, `  aliases:  ${d.aliases ?? 0}`]),
+    `  created:  ${d.created_at}`,
+    `  updated:  ${d.updated_at}`,
+  ].join('\n');
+
+/** `mailsvc add domain` and `mailsvc domains list|show|delete`. */
+export function domainCommands(program: Command): void {
+  program
+    .command('add')
+    .description('add a mail object (see: mailsvc add domain --help)')
+    .command('domain')
+    .description('add a domain this server receives mail for')
+    .argument('<name>', 'the domain name, e.g. example.org (IDNs in punycode, xn--…)')
+    .option('--generate-dkim', 'also make a DKIM key for it (not available yet)')
+    .option('--json', 'print the result as JSON')
+    .action(async (name: string, opts: { generateDkim?: boolean; json?: boolean }) => {
+      if (opts.generateDkim) throw new CliError('DKIM key generation is not available yet; add the domain without --generate-dkim', 2);
+      const domain = await withContext((ctx) => ctx.domains.create(name));
+      output(opts.json, domain, () => `Domain ${domain.name} added (id ${domain.id}). Add accounts with: mailsvc accounts add user@${domain.name}`);
+    });
+
+  const domains = program.command('domains').description('the domains this server receives mail for');
+
+  pagingOptions(domains.command('list').description('list the domains with their account and alias counts'))
+    .option('--json', 'print the page as JSON ({ items, total, limit, offset })')
+    .action(async (opts: Page & { json?: boolean }) => {
+      const page = await withContext((ctx) => ctx.domains.list(pageOf(opts)));
+      output(opts.json, page, () =>
+        page.total === 0
+          ? 'No domains yet. Add one with: mailsvc add domain example.org'
+          : table(
+              ['name', 'id', 'active', 'accounts', 'aliases', 'created'],
+              page.items.map((d) => [d.name, String(d.id), d.active ? 'yes' : 'no', String(d.accounts ?? 0), String(d.aliases ?? 0), day(d.created_at)]),
+            ) + pageNote(page),
+      );
+    });
+
+  domains
+    .command('show')
+    .description('show one domain')
+    .argument('<domain>', 'its name or id')
+    .option('--json', 'print it as JSON')
+    .action(async (idOrName: string, opts: { json?: boolean }) => {
+      const domain = await withContext((ctx) => ctx.domains.get(idOrName));
+      output(opts.json, domain, () => describeDomain(domain));
+    });
+
+  domains
+    .command('delete')
+    .description('delete a domain that holds no account and no alias')
+    .argument('<domain>', 'its name or id')
+    .option('--json', 'print the result as JSON')
+    .action(async (idOrName: string, opts: { json?: boolean }) => {
+      const name = await withContext(async (ctx) => {
+        const { name } = await ctx.domains.get(idOrName);
+        await ctx.domains.delete(idOrName);
+        return name;
+      });
+      output(opts.json, { ok: true, deleted: name }, () => `Domain ${name} deleted.`);
+    });
+}
