@@ -1,0 +1,74 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildCli, REPO_ROOT } from '../../test/helpers/cli.js';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function until<T>(fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('mailsvc serve (what npm start runs)', () => {
+  let child: ChildProcess | undefined;
+  let dir = '';
+  afterEach(() => {
+    child?.kill('SIGKILL');
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves the API, the auth hook socket and the policy service on the embedded default, and stops on SIGTERM', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mailsvc-serve-'));
+    const [api, policy] = [await freePort(), await freePort()];
+    child = spawn(process.execPath, [buildCli(), 'serve'], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', MAILSVC_DATA_DIR: dir, MAILSVC_API_PORT: String(api), MAILSVC_POLICY_LISTEN: `127.0.0.1:${policy}`, MAILSVC_ADMIN_PASSWORD: 'correct horse battery staple' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const health = await until(async () => {
+      const r = await fetch(`http://127.0.0.1:${api}/health`);
+      return r.ok ? ((await r.json()) as unknown) : undefined;
+    });
+    expect(health).toEqual({ status: 'ok' });
+    expect(existsSync(join(dir, 'mailsvc.db'))).toBe(true);
+    expect(existsSync(join(dir, 'secret.key'))).toBe(true);
+    expect(existsSync(join(dir, 'auth-hook.sock'))).toBe(true);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const c = createConnection(policy, '127.0.0.1');
+      c.on('data', (d) => {
+        resolve(d.toString());
+        c.end();
+      });
+      c.on('error', reject);
+      c.write('request=smtpd_access_policy\nsasl_username=\n\n');
+    });
+    expect(answer).toBe('action=DUNNO\n\n');
+    const code = await new Promise<number | null>((resolve) => {
+      child?.once('exit', (c) => resolve(c));
+      child?.kill('SIGTERM');
+    });
+    expect(code, stderr).toBe(0);
+    expect(stderr).not.toMatch(/DeprecationWarning|FSTDEP/);
+  });
+});
