@@ -20,7 +20,7 @@ export async function serve(settings: Settings): Promise<void> {
   const { mail } = settings;
   const hook =
     mail.authHookSocket || mail.authHookListen
-      ? await startHookServer({ socketPath: mail.authHookSocket ?? undefined, tcp: mail.authHookListen ?? undefined }, ctx.mailAuth, ctx.log)
+      ? await startHookServer({ socketPath: mail.authHookSocket ?? undefined, socketGroup: mail.authHookSocketGroup, tcp: mail.authHookListen ?? undefined }, ctx.mailAuth, ctx.log)
       : null;
   if (hook) ctx.log.info({ socket: mail.authHookSocket, tcp: mail.authHookListen }, 'mail auth hook listening');
   const policy = mail.policyListen ? await startPolicyServer(mail.policyListen, ctx.sendLimits, ctx.sendCounter, ctx.log) : null;

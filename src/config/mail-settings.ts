@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import type { Limits } from '../modules/send-limits/limit-map.js';
@@ -9,6 +10,8 @@ export type MailSettings = Readonly<{
   policyListen: { host: string; port: number } | null;
   /** Unix socket of the Dovecot auth hook; null = off. */
   authHookSocket: string | null;
+  /** Group given the hook socket (mode 0660), so Dovecot's auth workers can connect: a name or a gid. */
+  authHookSocketGroup: number | null;
   /** Optional loopback TCP address of the auth hook. */
   authHookListen: { host: string; port: number } | null;
   doveadm: string;
@@ -37,6 +40,16 @@ function rate(src: Source, key: string): number {
   return Number(v);
 }
 
+function groupId(src: Source, key: string): number | null {
+  const v = val(src, key);
+  if (v === undefined) return null;
+  if (/^\d+$/.test(v)) return Number(v);
+  const line = (existsSync('/etc/group') ? readFileSync('/etc/group', 'utf8') : '').split('\n').find((l) => l.split(':')[0] === v);
+  const gid = line?.split(':')[2];
+  if (gid === undefined || !/^\d+$/.test(gid)) throw new SettingsError(key, `no group "${v}" on this host (for Debian's Dovecot: dovecot)`);
+  return Number(gid);
+}
+
 export function loadMailSettings(src: Source, dataDir: string): MailSettings {
   const socket = val(src, 'MAILSVC_MAIL_AUTH_SOCKET') ?? join(dataDir, 'auth-hook.sock');
   return Object.freeze({
@@ -50,6 +63,7 @@ export function loadMailSettings(src: Source, dataDir: string): MailSettings {
     },
     policyListen: loopback(src, 'MAILSVC_POLICY_LISTEN', '127.0.0.1:10031'),
     authHookSocket: socket === 'off' ? null : socket,
+    authHookSocketGroup: groupId(src, 'MAILSVC_MAIL_AUTH_SOCKET_GROUP'),
     authHookListen: loopback(src, 'MAILSVC_MAIL_AUTH_LISTEN', null),
     doveadm: val(src, 'MAILSVC_DOVEADM') ?? 'doveadm',
     dovecotConfig: val(src, 'MAILSVC_DOVECOT_CONFIG'),

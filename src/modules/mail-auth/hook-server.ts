@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
-import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { MailAuthService } from './mail-auth.service.js';
 
@@ -54,7 +54,7 @@ function serveConnection(socket: Socket, auth: MailAuthService, log: Logger): vo
   });
 }
 
-export type HookListen = { socketPath?: string | undefined; tcp?: { host: string; port: number } | undefined };
+export type HookListen = { socketPath?: string | undefined; socketGroup?: number | null | undefined; tcp?: { host: string; port: number } | undefined };
 
 /** Listens on a Unix socket (mode 0660) and/or a loopback TCP port. */
 export async function startHookServer(listen: HookListen, auth: MailAuthService, log: Logger): Promise<{ servers: Server[]; close(): Promise<void> }> {
@@ -70,6 +70,8 @@ export async function startHookServer(listen: HookListen, auth: MailAuthService,
     const path = listen.socketPath;
     if (existsSync(path)) unlinkSync(path);
     servers.push(await start((s) => s.listen(path)));
+    // Owner and group only: the group is Dovecot's (MAILSVC_MAIL_AUTH_SOCKET_GROUP).
+    if (listen.socketGroup !== null && listen.socketGroup !== undefined) chownSync(path, -1, listen.socketGroup);
     chmodSync(path, 0o660);
   }
   if (listen.tcp) {

@@ -1,0 +1,99 @@
+-- Dovecot Lua passdb: asks mailsvc's authentication hook whether a password is
+-- right (the primary password unless the account requires app passwords, or an
+-- active app password). Installed as /etc/dovecot/mailsvc-auth.lua; see README.md.
+--
+-- Protocol, one line each way per connection:
+--   AUTH\t<protocol>\t<remote_ip>\t<hex(user)>\t<hex(password)>\n
+--   OK\t<hex(canonical user)>\n | FAIL\n | ERROR\t<reason>\n
+--
+-- Any failure to get an answer (socket missing, refused, slow, garbled, ERROR)
+-- is an internal failure, so that `result_internalfail = continue` hands the
+-- login to the SQL passdb, which knows primary passwords only.
+
+local socket = require("socket")
+local unix = require("socket.unix")
+
+-- Dovecot 2.3 refuses unknown passdb args (only file=, blocking=, cache_key=,
+-- scheme=), so the path comes from the environment, set in dovecot.conf with
+-- `import_environment = $import_environment MAILSVC_AUTH_HOOK_SOCKET=/path`.
+local hook_socket = os.getenv("MAILSVC_AUTH_HOOK_SOCKET") or "/run/mailsvc/auth-hook.sock"
+local TIMEOUT_SECONDS = 3
+
+-- Dovecot versions that pass the remaining passdb args to the script call this;
+-- `socket=/path` there overrides the environment.
+function auth_passdb_init(args)
+  if type(args) == "table" and type(args.socket) == "string" and args.socket ~= "" then
+    hook_socket = args.socket
+  end
+end
+
+local function hex(s)
+  return (s:gsub(".", function(c) return string.format("%02x", c:byte()) end))
+end
+
+local function unhex(h)
+  if h == nil or h == "" or #h % 2 ~= 0 or h:find("[^0-9a-fA-F]") then return nil end
+  return (h:gsub("..", function(pair) return string.char(tonumber(pair, 16)) end))
+end
+
+-- Protocol and address come from Dovecot, but a tab or newline in either would
+-- break the line format, so they are dropped rather than trusted.
+local function field(s)
+  return (tostring(s or ""):gsub("[\t\r\n]", ""))
+end
+
+-- One request, one answer line; nil and a reason on any socket problem.
+local function ask_hook(line)
+  local deadline = socket.gettime() + TIMEOUT_SECONDS
+  local function remaining()
+    return math.max(deadline - socket.gettime(), 0.001)
+  end
+  local conn, err = (unix.stream or unix)()
+  if not conn then return nil, "socket: " .. tostring(err) end
+  conn:settimeout(remaining())
+  local ok
+  ok, err = conn:connect(hook_socket)
+  if not ok then
+    conn:close()
+    return nil, "connect " .. hook_socket .. ": " .. tostring(err)
+  end
+  conn:settimeout(remaining())
+  ok, err = conn:send(line)
+  if not ok then
+    conn:close()
+    return nil, "send: " .. tostring(err)
+  end
+  conn:settimeout(remaining())
+  local answer
+  answer, err = conn:receive("*l")
+  conn:close()
+  if not answer then return nil, "receive: " .. tostring(err) end
+  return answer
+end
+
+function auth_password_verify(req, pass)
+  local line = table.concat({
+    "AUTH", field(req.service), field(req.remote_ip), hex(req.user or ""), hex(pass or ""),
+  }, "\t") .. "\n"
+  local answer, err = ask_hook(line)
+  if not answer then
+    return dovecot.auth.PASSDB_RESULT_INTERNAL_FAILURE, "mailsvc auth hook unavailable: " .. err
+  end
+  if answer == "FAIL" then
+    return dovecot.auth.PASSDB_RESULT_PASSWORD_MISMATCH, "mailsvc auth hook: wrong credentials"
+  end
+  local canonical_hex = answer:match("^OK\t(%x+)$")
+  if canonical_hex then
+    local canonical = unhex(canonical_hex)
+    if canonical and not canonical:find("[%c%s]") then
+      -- `user` renames the login to the account's canonical address, so the
+      -- userdb lookup, mail_location and doveadm all see one name.
+      return dovecot.auth.PASSDB_RESULT_OK, { user = canonical }
+    end
+  end
+  local reason = answer:match("^ERROR\t(.*)$")
+  if reason then
+    return dovecot.auth.PASSDB_RESULT_INTERNAL_FAILURE, "mailsvc auth hook error: " .. field(reason)
+  end
+  return dovecot.auth.PASSDB_RESULT_INTERNAL_FAILURE, "mailsvc auth hook: unexpected answer"
+end
