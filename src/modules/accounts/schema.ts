@@ -37,29 +37,16 @@ export const AccountSchema = Type.Object(
 );
 
 const Quota = Type.Integer({ minimum: 0, maximum: MAX_QUOTA_BYTES });
-export const AccountCreateBody = Type.Object(
-  {
-    address: Type.String({ maxLength: 320 }),
-    password: Type.String({ maxLength: 1024 }),
-    display_name: Type.Optional(Type.String({ maxLength: 255 })),
-    quota_bytes: Type.Optional(Quota),
-    active: Type.Optional(Type.Boolean()),
-    require_app_password: Type.Optional(Type.Boolean()),
-    ...optionalRates,
-  },
-  { additionalProperties: false },
-);
-export const AccountPatchBody = Type.Object(
-  {
-    password: Type.Optional(Type.String({ maxLength: 1024 })),
-    display_name: Type.Optional(Type.String({ maxLength: 255 })),
-    quota_bytes: Type.Optional(Quota),
-    active: Type.Optional(Type.Boolean()),
-    require_app_password: Type.Optional(Type.Boolean()),
-    ...optionalRates,
-  },
-  { additionalProperties: false },
-);
+const Password = Type.String({ maxLength: 1024 });
+const changeable = {
+  display_name: Type.Optional(Type.String({ maxLength: 255 })),
+  quota_bytes: Type.Optional(Quota),
+  active: Type.Optional(Type.Boolean()),
+  require_app_password: Type.Optional(Type.Boolean()),
+  ...optionalRates,
+};
+export const AccountCreateBody = Type.Object({ address: Type.String({ maxLength: 320 }), password: Password, ...changeable }, { additionalProperties: false });
+export const AccountPatchBody = Type.Object({ password: Type.Optional(Password), ...changeable }, { additionalProperties: false });
 export const AccountParam = Type.Object({ id: Type.String({ maxLength: 320, description: 'id or address' }) });
 
 export const AppPasswordSchema = Type.Object(

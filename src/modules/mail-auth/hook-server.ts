@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { chmodSync, chownSync, existsSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
+import { serveRecords } from '../../shared/line-server.js';
 import type { MailAuthService } from './mail-auth.service.js';
 
 const MAX_LINE = 8192;
@@ -24,34 +25,15 @@ export async function answerLine(line: string, auth: MailAuthService): Promise<s
 }
 
 function serveConnection(socket: Socket, auth: MailAuthService, log: Logger): void {
-  let buffer = '';
-  let chain = Promise.resolve();
-  socket.setEncoding('utf8');
-  socket.setTimeout(30_000, () => socket.destroy());
-  socket.on('error', () => undefined);
-  socket.on('data', (chunk: string) => {
-    buffer += chunk;
-    if (buffer.length > MAX_LINE && !buffer.includes('\n')) {
-      socket.end('ERROR\tline too long\n');
-      return;
-    }
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl).replace(/\r$/, '');
-      buffer = buffer.slice(nl + 1);
-      // Answers go out in request order.
-      chain = chain.then(async () => {
-        let answer: string;
-        try {
-          answer = await answerLine(line, auth);
-        } catch (err) {
-          log.error({ err: { message: err instanceof Error ? err.message : String(err) } }, 'mail auth hook failed');
-          answer = 'ERROR\tinternal error';
-        }
-        if (!socket.destroyed) socket.write(`${answer}\n`);
-      });
-    }
-  });
+  serveRecords(
+    socket,
+    { separator: '\n', maxBytes: MAX_LINE, idleMs: 30_000 },
+    async (line) => `${await answerLine(line.replace(/\r$/, ''), auth)}\n`,
+    (err) => {
+      log.error({ err: { message: err instanceof Error ? err.message : String(err) } }, 'mail auth hook failed');
+      return 'ERROR\tinternal error\n';
+    },
+  );
 }
 
 export type HookListen = { socketPath?: string | undefined; socketGroup?: number | null | undefined; tcp?: { host: string; port: number } | undefined };

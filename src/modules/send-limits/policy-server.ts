@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { serveRecords } from '../../shared/line-server.js';
 import type { SendLimitsService } from './send-limits.service.js';
 import type { SendCounter } from './policy-counter.js';
 
@@ -21,40 +22,26 @@ export async function decide(attrs: Map<string, string>, limits: SendLimitsServi
   return `450 4.7.1 Sending rate limit reached (${l[over]} messages ${LABEL[over] ?? over}); try again later`;
 }
 
+function parseRequest(block: string): Map<string, string> {
+  const attrs = new Map<string, string>();
+  for (const line of block.split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq > 0) attrs.set(line.slice(0, eq), line.slice(eq + 1));
+  }
+  return attrs;
+}
+
 function serve(socket: Socket, limits: SendLimitsService, counter: SendCounter, log: Logger): void {
-  let buffer = '';
-  let chain = Promise.resolve();
-  socket.setEncoding('utf8');
-  socket.setTimeout(300_000, () => socket.destroy());
-  socket.on('error', () => undefined);
-  socket.on('data', (chunk: string) => {
-    buffer += chunk;
-    if (buffer.length > MAX_REQUEST) {
-      socket.destroy();
-      return;
-    }
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const attrs = new Map<string, string>();
-      for (const line of block.split('\n')) {
-        const eq = line.indexOf('=');
-        if (eq > 0) attrs.set(line.slice(0, eq), line.slice(eq + 1));
-      }
-      chain = chain.then(async () => {
-        let action: string;
-        try {
-          action = await decide(attrs, limits, counter, log);
-        } catch (err) {
-          // Never block mail because the counter store hiccuped; say so in the log.
-          log.error({ err: { message: err instanceof Error ? err.message : String(err) } }, 'policy service error: message let through');
-          action = 'DUNNO';
-        }
-        if (!socket.destroyed) socket.write(`action=${action}\n\n`);
-      });
-    }
-  });
+  serveRecords(
+    socket,
+    { separator: '\n\n', maxBytes: MAX_REQUEST, idleMs: 300_000 },
+    async (block) => `action=${await decide(parseRequest(block), limits, counter, log)}\n\n`,
+    (err) => {
+      // Never block mail because the counter store hiccuped; say so in the log.
+      log.error({ err: { message: err instanceof Error ? err.message : String(err) } }, 'policy service error: message let through');
+      return 'action=DUNNO\n\n';
+    },
+  );
 }
 
 export async function startPolicyServer(listen: { host: string; port: number }, limits: SendLimitsService, counter: SendCounter, log: Logger): Promise<{ server: Server; port: number; close(): Promise<void> }> {
