@@ -8,6 +8,7 @@ import type { TestApp } from './helpers/app.js';
 import { isolatedRedisUrl, redisAvailable } from './helpers/redis.js';
 import { enableTotp } from './helpers/flows.js';
 import { oathtoolCode, oathtoolInstalled } from './helpers/totp.js';
+import { startFakeSmsProvider } from './helpers/fake-sms-provider.js';
 
 // Redis database 7 belongs to this file, so parallel test files never meet in it.
 const REDIS = isolatedRedisUrl(7);
@@ -21,6 +22,7 @@ describe('two API instances sharing one Redis and one PostgreSQL database', asyn
   let urlA: string;
   let urlB: string;
   let redis: Redis;
+  let sharedKey = '';
 
   beforeAll(async () => {
     if (!available) return;
@@ -28,7 +30,8 @@ describe('two API instances sharing one Redis and one PostgreSQL database', asyn
     await redis.flushdb();
     db = await createTestDatabase('postgres');
     // Instances that share a database must share the key that seals its secrets.
-    const env = { MAILSVC_SECRET_KEY: randomBytes(32).toString('base64'), MAILSVC_REDIS_URL: REDIS, MAILSVC_API_AUTH_FAIL_LIMIT: String(LIMIT), MAILSVC_MFA_REQUIRED: 'no' };
+    sharedKey = randomBytes(32).toString('base64');
+    const env = { MAILSVC_SECRET_KEY: sharedKey, MAILSVC_REDIS_URL: REDIS, MAILSVC_API_AUTH_FAIL_LIMIT: String(LIMIT), MAILSVC_MFA_REQUIRED: 'no' };
     a = await startTestApp(db.url, env);
     b = await startTestApp(db.url, env);
     urlA = await a.app.listen({ host: '127.0.0.1', port: 0 });
@@ -93,15 +96,34 @@ describe('two API instances sharing one Redis and one PostgreSQL database', asyn
     expect(again.status).toBe(401);
   });
 
-  it.skipIf(!available)('an SMS code is kept in Redis only as a keyed hash', async () => {
-    const store = a.ctx.auth as unknown as { deps: { challenges: { reserveSmsSend(id: string, h: string): Promise<string>; create(c: object): Promise<void> } } };
-    const id = 'test-challenge-sms';
-    await store.deps.challenges.create({ id, subject: 'admin', methods: ['sms'], expiresAt: Date.now() + 60_000, failures: 0, smsSends: 0, smsCodeHash: null });
-    expect(await store.deps.challenges.reserveSmsSend(id, 'h1')).toBe('ok');
-    expect(await store.deps.challenges.reserveSmsSend(id, 'h2')).toBe('ok');
-    expect(await store.deps.challenges.reserveSmsSend(id, 'h3')).toBe('ok');
-    expect(await store.deps.challenges.reserveSmsSend(id, 'h4')).toBe('limit');
-    expect(await redis.hget(`mailsvc:challenge:${id}`, 'sms_code')).toBe('h3');
-    expect(await redis.hget(`mailsvc:challenge:${id}`, 'sms_sends')).toBe('3');
+  it.skipIf(!available)('an SMS code is kept in Redis only as a keyed hash, and at most 3 sends count', async () => {
+    const provider = await startFakeSmsProvider();
+    try {
+      // The provider is allow-listed for this instance only; it sends, the other verifies.
+      const c = await startTestApp(db.url, {
+        MAILSVC_SECRET_KEY: sharedKey, MAILSVC_REDIS_URL: REDIS, MAILSVC_MFA_REQUIRED: 'no', MAILSVC_OUTBOUND_ALLOW_HOSTS: provider.hostPort,
+      });
+      try {
+        const basic = c.basic();
+        await c.app.inject({ method: 'DELETE', url: '/auth/mfa/totp', headers: { authorization: basic } });
+        await c.app.inject({ method: 'PUT', url: '/auth/mfa/providers', headers: { authorization: basic }, payload: { code: 'provider_a', base_url: provider.origin, api_key: 'k' } });
+        await c.app.inject({ method: 'PATCH', url: '/auth/mfa/sms', headers: { authorization: basic }, payload: { phone: '+4930123456789', enabled: true } });
+        const login = await c.app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'admin', password: ADMIN_PASSWORD } });
+        const { challenge_id } = login.json<{ challenge_id: string }>();
+        for (let i = 0; i < 3; i += 1) expect((await c.app.inject({ method: 'POST', url: '/auth/mfa/sms', payload: { challenge_id } })).statusCode).toBe(200);
+        expect((await req(urlA, '/auth/mfa/sms', { body: { challenge_id } })).status).toBe(429);
+        const code = /(\d{6})/.exec((provider.requests.at(-1)?.body as { message: string }).message)?.[1] ?? '';
+        const stored = await redis.hgetall(`mailsvc:challenge:${challenge_id}`);
+        expect(stored.sms_sends).toBe('3');
+        expect(stored.sms_code).toMatch(/^[0-9a-f]{64}$/);
+        expect(JSON.stringify(stored)).not.toContain(code);
+        const verify = await req(urlB, '/auth/mfa/verify', { body: { challenge_id, method: 'sms', code } });
+        expect(verify.status).toBe(200);
+      } finally {
+        await c.close();
+      }
+    } finally {
+      await provider.close();
+    }
   });
 });
