@@ -95,7 +95,17 @@ function chownTo(path: string, user: string): void {
   chownSync(path, Number(uid ?? NaN), Number(gid ?? NaN));
 }
 
-export type DovecotOptions = { dialect: DialectName; databaseUrl: string; hookSocket: string };
+export type DovecotOptions = {
+  dialect: DialectName;
+  databaseUrl: string;
+  hookSocket: string;
+  /**
+   * Raw dovecot.conf text placed just before deploy/'s auth configuration, so
+   * any passdb/userdb blocks in it come first in Dovecot's chains (the bench
+   * puts a passwd-file passdb ahead of the hook there). Omitted: nothing added.
+   */
+  extraPassdbFirst?: string;
+};
 export type Dovecot = {
   imapPort: number;
   pop3Port: number;
@@ -147,6 +157,7 @@ function writeDovecotConfig(dir: string, opts: DovecotOptions, imapPort: number,
     'auth_failure_delay = 0\nservice anvil {\n  unix_listener anvil-auth-penalty {\n    mode = 0\n  }\n}',
     listener('imap', imapPort),
     listener('pop3', pop3Port),
+    ...(opts.extraPassdbFirst ? [opts.extraPassdbFirst] : []),
     '!include conf.d/10-mailsvc-auth.conf\n!include conf.d/11-mailsvc-postfix.conf\n',
   ].join('\n'));
 }
