@@ -19,8 +19,6 @@ const MFA_NOT_ENROLLED =
   'MFA is required: enroll TOTP or configure SMS MFA first (POST /auth/mfa/totp/enroll or PATCH /auth/mfa/sms, with Basic credentials)';
 
 export class AuthService {
-  private readonly smsCodeKey: Buffer;
-
   constructor(
     private readonly deps: {
       credentials: AdminCredentials;
@@ -34,13 +32,7 @@ export class AuthService {
       policy: AuthPolicy;
       codeKey: Buffer;
     },
-  ) {
-    this.smsCodeKey = deps.codeKey;
-  }
-
-  get policy(): AuthPolicy {
-    return this.deps.policy;
-  }
+  ) {}
 
   /** True when a password alone may act: MFA not required, or the emergency switch. */
   get passwordAloneAllowed(): boolean {
@@ -80,7 +72,7 @@ export class AuthService {
   }
 
   private codeHash(challengeId: string, code: string): string {
-    return hmacSha256(this.smsCodeKey, `${challengeId}:${code}`).toString('hex');
+    return hmacSha256(this.deps.codeKey, `${challengeId}:${code}`).toString('hex');
   }
 
   async sendSms(ip: string, challengeId: string): Promise<SmsSendResponse> {
@@ -89,15 +81,16 @@ export class AuthService {
     const challenge = await challenges.get(challengeId);
     if (!challenge) throw unauthenticated('Invalid or expired challenge');
     if (!challenge.methods.includes('sms')) throw badRequest('SMS is not a method of this challenge');
-    const status = await mfa.status();
-    if (!status.sms_enabled || status.sms_phone === null) throw badRequest('SMS MFA is not enabled or no phone is stored');
+    const record = await mfa.record();
+    const phone = record.sms_phone;
+    if (record.sms_enabled !== 1 || phone === null) throw badRequest('SMS MFA is not enabled or no phone is stored');
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const reserved = await challenges.reserveSmsSend(challengeId, this.codeHash(challengeId, code));
     if (reserved === 'missing') throw unauthenticated('Invalid or expired challenge');
     if (reserved === 'limit') throw new AppError('rate_limited', 'SMS send limit for this challenge reached: sign in again');
-    await sms.sendCode(mfa.smsProviderOf(await mfa.record()), status.sms_phone, code);
+    await sms.sendCode(mfa.smsProviderOf(record), phone, code);
     const expiresIn = Math.max(0, Math.ceil((challenge.expiresAt - clock.now()) / 1000));
-    return { ok: true, method: 'sms', expires_in: expiresIn, phone_hint: `***${status.sms_phone.slice(-3)}` };
+    return { ok: true, method: 'sms', expires_in: expiresIn, phone_hint: `***${phone.slice(-3)}` };
   }
 
   async verify(ip: string, challengeId: string, method: Method, code: string): Promise<AccessTokenResponse> {

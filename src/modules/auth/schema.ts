@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import type { Static } from '@sinclair/typebox';
 
 // Request objects drop unknown fields (additionalProperties false + Ajv's removeAdditional).
 const strict = { additionalProperties: false } as const;
@@ -25,4 +24,3 @@ export const SmsSendResponse = Type.Object(
 );
 export const OkResponse = Type.Object({ ok: Type.Literal(true) });
 
-export type LoginBodyT = Static<typeof LoginBody>;
