@@ -21,7 +21,7 @@ import { verify } from '@node-rs/argon2';
 import SqliteDatabase from 'better-sqlite3';
 import pino from 'pino';
 import { request } from 'undici';
-import { createContext } from '../dist/app-context.js';
+import { openService } from '../dist/app/service.js';
 import { hashPassword } from '../dist/modules/auth/admin-credentials.js';
 import { killAll, machineBusySeconds, startChild } from './lib/child.mjs';
 import { load } from './lib/load.mjs';
@@ -182,7 +182,9 @@ async function micro() {
   const sink = pino.destination({ dest: '/dev/null', sync: true });
   const log = pino({ level: LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie'] }, sink);
   const settings = benchSettings({ dataDir, password: PASSWORD, logLevel: LEVEL });
-  const ctx = await createContext(settings, { log });
+  const modules = await openService(settings, { log });
+  const [{ tokens, guard, auth }, { service: mfa }] = await Promise.all([modules.auth(), modules.mfa()]);
+  const ctx = { tokens, guard, auth, mfa, db: modules.infra.db, close: () => modules.infra.close() };
   try {
     const { access_token: token } = await ctx.tokens.issue('admin', false);
     const id = token.slice(0, token.indexOf('.'));

@@ -1,11 +1,11 @@
-// The mailsvc API as `mailsvc serve` builds it (createContext + buildApp), in
+// The mailsvc API as `mailsvc serve` builds it (openService + buildApp), in
 // its own process, for bench/run.mjs. Configured by the parent through:
 //   BENCH_DATA_DIR        temp data dir (SQLite database, secret key, auth log)
 //   BENCH_ADMIN_PASSWORD  the administrator password
 //   BENCH_LOG_LEVEL       pino level: 'warn' (no per-request lines) or 'info' (the default of the service)
 //   BENCH_ABLATE          bench/profile.mjs only, comma-separated; see lib/ablate.mjs
 // Logs go to stdout, which the parent points at a file.
-import { createContext } from '../dist/app-context.js';
+import { openService } from '../dist/app/service.js';
 import { buildApp } from '../dist/http/app.js';
 import { ablateBeforeContext, ablateContext } from './lib/ablate.mjs';
 import { serveOverIpc } from './lib/ipc.mjs';
@@ -18,11 +18,11 @@ const ablate = new Set((process.env.BENCH_ABLATE ?? '').split(',').filter(Boolea
 
 const settings = benchSettings({ dataDir, password, logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn' });
 ablateBeforeContext(ablate);
-const ctx = await createContext(settings);
-await ablateContext(ctx, ablate);
-const app = await buildApp(ctx);
+const modules = await openService(settings);
+await ablateContext(modules, ablate);
+const app = await buildApp(modules);
 await app.listen({ host: settings.apiHost, port: settings.apiPort });
 serveOverIpc(app.server.address().port, async () => {
   await app.close();
-  await ctx.close();
+  await modules.infra.close();
 });

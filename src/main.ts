@@ -1,35 +1,35 @@
 import type { Settings } from './config/settings.js';
-import { createContext } from './app-context.js';
+import { openService } from './app/service.js';
 import { buildApp } from './http/app.js';
-import { startHookServer } from './modules/mail-auth/hook-server.js';
-import { startPolicyServer } from './modules/send-limits/policy-server.js';
 
-/** `mailsvc serve` / `npm start`: the API until SIGINT or SIGTERM. */
+/** `mailsvc serve` / `npm start`: the API, the mail auth hook and the policy service until SIGINT or SIGTERM. */
 export async function serve(settings: Settings): Promise<void> {
-  const ctx = await createContext(settings);
+  const modules = await openService(settings);
+  const { log } = modules.infra;
   if (!settings.adminPasswordHash && settings.adminPassword) {
-    ctx.log.warn('MAILSVC_ADMIN_PASSWORD holds a plain password: fine for development, use mailsvc admin set-password in production');
+    log.warn('MAILSVC_ADMIN_PASSWORD holds a plain password: fine for development, use mailsvc admin set-password in production');
   }
   if (!settings.adminPasswordHash && !settings.adminPassword) {
-    ctx.log.warn('no administrator password is set: every sign-in fails until you run mailsvc admin set-password');
+    log.warn('no administrator password is set: every sign-in fails until you run mailsvc admin set-password');
   }
-  const app = await buildApp(ctx);
+  const app = await buildApp(modules);
   // mailsvc commands on the host (admin mfa reset) signal changes the caches must not hide.
-  ctx.changes.watch(() => ctx.dropCaches());
-  await app.listen({ host: settings.apiHost, port: settings.apiPort });
+  modules.infra.changes.watch(() => void modules.dropCaches());
   const { mail } = settings;
   const hook =
     mail.authHookSocket || mail.authHookListen
-      ? await startHookServer({ socketPath: mail.authHookSocket ?? undefined, socketGroup: mail.authHookSocketGroup, tcp: mail.authHookListen ?? undefined }, ctx.mailAuth, ctx.log)
+      ? await (await modules.mailAuth()).startHookServer({ socketPath: mail.authHookSocket ?? undefined, socketGroup: mail.authHookSocketGroup, tcp: mail.authHookListen ?? undefined })
       : null;
-  if (hook) ctx.log.info({ socket: mail.authHookSocket, tcp: mail.authHookListen }, 'mail auth hook listening');
-  const policy = mail.policyListen ? await startPolicyServer(mail.policyListen, ctx.sendLimits, ctx.sendCounter, ctx.log) : null;
-  if (policy) ctx.log.info({ listen: mail.policyListen }, 'postfix policy service listening');
+  if (hook) log.info({ socket: mail.authHookSocket, tcp: mail.authHookListen }, 'mail auth hook listening');
+  const policy = mail.policyListen ? await (await modules.sendLimits()).startPolicyServer(mail.policyListen) : null;
+  if (policy) log.info({ listen: mail.policyListen }, 'postfix policy service listening');
+  // The API last: when it answers, the hook and the policy service already do.
+  await app.listen({ host: settings.apiHost, port: settings.apiPort });
   const stop = async (): Promise<void> => {
     await hook?.close();
     await policy?.close();
     await app.close();
-    await ctx.close();
+    await modules.infra.close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());

@@ -26,13 +26,15 @@ export function ablateBeforeContext(set) {
   }
 }
 
-export async function ablateContext(ctx, set) {
+export async function ablateContext(modules, set) {
   if (set.has('guard')) {
-    const principal = { subject: ctx.settings.adminUsername, via: 'bearer', mfaVerified: false, tokenId: 'ablated' };
-    ctx.guard.authenticate = async () => principal;
+    const { guard } = await modules.auth();
+    const principal = { subject: modules.infra.settings.adminUsername, via: 'bearer', mfaVerified: false, tokenId: 'ablated' };
+    guard.authenticate = async () => principal;
   }
   if (set.has('mfa')) {
-    const status = await ctx.mfa.status();
-    ctx.mfa.status = async () => ({ ...status });
+    const mfa = (await modules.mfa()).service;
+    const status = await mfa.status();
+    mfa.status = async () => ({ ...status });
   }
 }

@@ -8,8 +8,8 @@ import { buildCli, expectOk, expectOneErrorLine, json, REPO_ROOT, runCli, sealed
 import type { CliResult } from '../../test/helpers/cli.js';
 import { oathtoolCode, oathtoolInstalled } from '../../test/helpers/totp.js';
 import { skipNotice } from '../../test/helpers/services.js';
-import { createContext } from '../app-context.js';
-import type { AppContext } from '../app-context.js';
+import { createContext } from '../../test/helpers/context.js';
+import type { TestContext as AppContext } from '../../test/helpers/context.js';
 import { loadSettings } from '../config/settings.js';
 import { LATEST_SCHEMA } from '../db/migrate.js';
 import { sealContext } from '../db/sealed-columns.js';
@@ -88,7 +88,7 @@ describe('mailsvc admin set-password', () => {
 
     // The service on that data dir: the file's MAILSVC_MFA_REQUIRED=no lets the password alone sign in.
     const ctx = await openContext(dir);
-    const app = await buildApp(ctx);
+    const app = await buildApp(ctx.modules);
     try {
       const ok = await app.inject({ method: 'POST', url: '/auth/login', payload: { username: 'admin', password: PASSWORD } });
       expect(ok.statusCode).toBe(200);

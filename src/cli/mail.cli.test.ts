@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { buildCli, expectOk, expectOneErrorLine, json, REPO_ROOT, runCli } from '../../test/helpers/cli.js';
 import type { CliResult } from '../../test/helpers/cli.js';
-import { createContext } from '../app-context.js';
-import type { AppContext } from '../app-context.js';
+import { createContext } from '../../test/helpers/context.js';
+import type { TestContext as AppContext } from '../../test/helpers/context.js';
 import { loadSettings } from '../config/settings.js';
 import { verifyMailPassword } from '../modules/accounts/mail-password.js';
 
@@ -63,8 +63,20 @@ afterEach(() => {
 });
 
 describe('mailsvc add domain / domains', () => {
+  it('on a database that was never migrated: exit 78 naming `mailsvc db migrate`, and no table is made', async () => {
+    const dir = dataDir();
+    await expectFailure(cli(dir, ['domains', 'list']), 78, /has schema none, this mailsvc needs \S+: run mailsvc db migrate/);
+    await expectFailure(cli(dir, ['add', 'domain', 'example.org']), 78, /run mailsvc db migrate/);
+    expect(await cli(dir, ['--help'])).toMatchObject({ code: 0 });
+    const migrated = await cli(dir, ['db', 'migrate', '--json']);
+    expectOk(migrated);
+    // Nothing before `db migrate` made a table: it applied every migration.
+    expect((json(migrated) as { applied: string[] }).applied[0]).toBe('0001_auth');
+  });
+
   it('adds, lists and shows a domain; a duplicate exits 3; a bad name, --generate-dkim or --limit 0 exit 2 and add nothing', async () => {
     const dir = dataDir();
+    expectOk(await cli(dir, ['db', 'migrate']));
     const added = await cli(dir, ['add', 'domain', 'example.org', '--json']);
     expectOk(added);
     expect(json(added)).toMatchObject({ id: 1, name: 'example.org', active: true });
@@ -98,6 +110,7 @@ describe('mailsvc add domain / domains', () => {
 describe('mailsvc accounts', () => {
   it('add --password-stdin stores an {ARGON2ID} hash and never prints it; an unknown domain exits 2, a duplicate 3, and nothing is written', async () => {
     const dir = dataDir();
+    expectOk(await cli(dir, ['db', 'migrate']));
     expectOk(await cli(dir, ['add', 'domain', 'example.org']));
     const r = await cli(dir, ['accounts', 'add', 'Alice@Example.org', '--name', 'Alice', '--quota', '2G', '--password-stdin', '--json'], { input: `${PASSWORD}\n` });
     expectOk(r);

@@ -1,19 +1,12 @@
 import { AppError } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
-import { SettingsError } from '../config/settings.js';
+import { SettingsError } from '../config/settings-error.js';
+import { CliError } from '../shared/terminal/output.js';
+
+export { CliError, output } from '../shared/terminal/output.js';
 
 const EXIT: Partial<Record<ErrorCode, number>> = { bad_request: 2, validation: 2, conflict: 3, not_found: 4, unavailable: 69 };
 
-export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
-    super(message);
-  }
-}
-
-/** Prints data as JSON with --json, else as the given human text. */
-export function output(json: boolean | undefined, data: unknown, human: () => string): void {
-  process.stdout.write(json ? JSON.stringify(data, null, 2) + '\n' : human() + '\n');
-}
 
 /** One clear line on stderr and a non-zero exit code. */
 export function fail(err: unknown): never {

@@ -1,12 +1,14 @@
 import { Command } from 'commander';
-import { loadSettings } from '../config/settings.js';
-import { serve } from '../main.js';
+import { MODULE_COMMANDS } from '../app/commands.js';
 import { SERVICE_VERSION } from '../shared/version.js';
-import { adminCommands } from './commands/admin.js';
 import { dbCommands } from './commands/db.js';
-import { mailCommands } from './commands/mail.js';
 import { secretsCommands } from './commands/secrets.js';
+import { oneLineUsageErrors } from './usage-errors.js';
 
+/**
+ * The `mailsvc` program. Nothing is built here: every command builds what it
+ * uses when it runs, so `mailsvc --help` opens no database and loads no key.
+ */
 export function buildProgram(): Command {
   const program = new Command('mailsvc')
     .description('manage a self-hosted mail server')
@@ -15,10 +17,14 @@ export function buildProgram(): Command {
   program
     .command('serve')
     .description('run the HTTP API (MAILSVC_API_HOST:MAILSVC_API_PORT, default 127.0.0.1:8080)')
-    .action(async () => serve(loadSettings()));
-  adminCommands(program);
+    .action(async () => {
+      const [{ serve }, { loadSettings }] = await Promise.all([import('../main.js'), import('../config/settings.js')]);
+      await serve(loadSettings());
+    });
+  for (const add of MODULE_COMMANDS) add(program);
   dbCommands(program);
   secretsCommands(program);
-  mailCommands(program);
+  // Usage errors of the mail commands leave as one `mailsvc: …` line (exit 2), like every other error.
+  for (const cmd of program.commands) if (!['serve', 'admin', 'db', 'secrets'].includes(cmd.name())) oneLineUsageErrors(cmd);
   return program;
 }

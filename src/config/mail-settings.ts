@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ipaddr from 'ipaddr.js';
-import type { Limits } from '../modules/send-limits/limit-map.js';
+import { MAX_SEND_RATE, WINDOWS, sendRateSetting } from '../shared/send-rate.js';
+import type { Limits } from '../shared/send-rate.js';
 import { SettingsError } from './settings-error.js';
 
 export type MailSettings = Readonly<{
@@ -36,7 +37,7 @@ function loopback(src: Source, key: string, dflt: string | null): { host: string
 function rate(src: Source, key: string): number {
   const v = val(src, key);
   if (v === undefined) return 0;
-  if (!/^\d+$/.test(v) || Number(v) > 1_000_000) throw new SettingsError(key, 'must be a whole number from 0 (no limit) to 1000000');
+  if (!/^\d+$/.test(v) || Number(v) > MAX_SEND_RATE) throw new SettingsError(key, `must be a whole number from 0 (no limit) to ${MAX_SEND_RATE}`);
   return Number(v);
 }
 
@@ -53,14 +54,7 @@ function groupId(src: Source, key: string): number | null {
 export function loadMailSettings(src: Source, dataDir: string): MailSettings {
   const socket = val(src, 'MAILSVC_MAIL_AUTH_SOCKET') ?? join(dataDir, 'auth-hook.sock');
   return Object.freeze({
-    sendRateDefaults: {
-      burst: rate(src, 'MAILSVC_SEND_RATE_BURST'),
-      per_minute: rate(src, 'MAILSVC_SEND_RATE_PER_MINUTE'),
-      per_hour: rate(src, 'MAILSVC_SEND_RATE_PER_HOUR'),
-      per_day: rate(src, 'MAILSVC_SEND_RATE_PER_DAY'),
-      per_week: rate(src, 'MAILSVC_SEND_RATE_PER_WEEK'),
-      per_month: rate(src, 'MAILSVC_SEND_RATE_PER_MONTH'),
-    },
+    sendRateDefaults: Object.fromEntries(WINDOWS.map((w) => [w, rate(src, sendRateSetting(w))])) as Limits,
     policyListen: loopback(src, 'MAILSVC_POLICY_LISTEN', '127.0.0.1:10031'),
     authHookSocket: socket === 'off' ? null : socket,
     authHookSocketGroup: groupId(src, 'MAILSVC_MAIL_AUTH_SOCKET_GROUP'),

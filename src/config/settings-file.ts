@@ -1,6 +1,8 @@
-import { readFileSync, writeFileSync, renameSync, existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { readFileSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { writeFileAtomic } from '../shared/fs-atomic.js';
+
+export { writeFileAtomic };
 
 /** Reads a `KEY=VALUE` settings file; blank lines and `#` comments are skipped. */
 export function readSettingsFile(path: string): Record<string, string> {
@@ -38,8 +40,3 @@ export function writeSettingsKey(path: string, key: string, value: string): void
   writeFileAtomic(path, lines.join('\n') + '\n', 0o600);
 }
 
-export function writeFileAtomic(path: string, content: string, mode: number): void {
-  const tmp = join(dirname(path), `.${randomBytes(6).toString('hex')}.tmp`);
-  writeFileSync(tmp, content, { mode });
-  renameSync(tmp, path);
-}

@@ -1,8 +1,9 @@
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Dialect } from 'kysely';
-import SqliteDatabase from 'better-sqlite3';
-import pg from 'pg';
-import { createPool } from 'mysql2';
+import type SqliteDatabaseType from 'better-sqlite3';
+import type PgType from 'pg';
+import type Mysql2Type from 'mysql2';
+import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database } from './schema.js';
@@ -11,8 +12,19 @@ import { withStatementCache } from './statement-cache.js';
 export type DialectName = 'sqlite' | 'postgres' | 'mysql';
 export type Db = Kysely<Database>;
 
-// BIGINT (epoch milliseconds) comes back from pg as a string unless told otherwise.
-pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+// Only the driver of the configured dialect is loaded, when the database is
+// first opened: a command that never opens it loads none of them.
+const require = createRequire(import.meta.url);
+const drivers = {
+  sqlite: (): typeof SqliteDatabaseType => require('better-sqlite3') as typeof SqliteDatabaseType,
+  pg: (): typeof PgType => {
+    const pg = require('pg') as typeof PgType;
+    // BIGINT (epoch milliseconds) comes back from pg as a string unless told otherwise.
+    pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+    return pg;
+  },
+  mysql: (): typeof Mysql2Type => require('mysql2') as typeof Mysql2Type,
+};
 
 export function dialectOf(url: string): DialectName {
   if (url.startsWith('sqlite:')) return 'sqlite';
@@ -31,6 +43,7 @@ function buildDialect(url: string): Dialect {
     case 'sqlite': {
       const path = sqlitePath(url);
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      const SqliteDatabase = drivers.sqlite();
       const database = new SqliteDatabase(path);
       database.pragma('journal_mode = WAL');
       // In WAL mode NORMAL cannot corrupt the database; it only skips the fsync per commit.
@@ -40,6 +53,7 @@ function buildDialect(url: string): Dialect {
       return new SqliteDialect({ database: withStatementCache(database) });
     }
     case 'postgres': {
+      const pg = drivers.pg();
       const pool = new pg.Pool({ connectionString: url, max: 10 });
       // An idle connection the server ends (a restart, an administrator) is an
       // 'error' event on the pool: unheard, it would crash the process. The pool
@@ -49,7 +63,7 @@ function buildDialect(url: string): Dialect {
     }
     case 'mysql':
       return new MysqlDialect({
-        pool: createPool({ uri: url.replace(/^mariadb:/, 'mysql:'), connectionLimit: 10, supportBigNumbers: true, bigNumberStrings: false }),
+        pool: drivers.mysql().createPool({ uri: url.replace(/^mariadb:/, 'mysql:'), connectionLimit: 10, supportBigNumbers: true, bigNumberStrings: false }),
       });
   }
 }

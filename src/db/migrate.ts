@@ -1,4 +1,4 @@
-import { Migrator } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import * as m0001 from './migrations/0001_auth.js';
@@ -27,4 +27,17 @@ export async function schemaVersion(db: Db): Promise<string | null> {
   const migrator = new Migrator({ db, provider });
   const all = await migrator.getMigrations();
   return all.filter((m) => m.executedAt !== undefined).map((m) => m.name).sort().at(-1) ?? null;
+}
+
+/**
+ * The newest applied migration, read with one plain query (no table is made):
+ * null when the database has never been migrated.
+ */
+export async function appliedSchema(db: Db): Promise<string | null> {
+  try {
+    const r = await sql<{ name: string }>`select name from kysely_migration order by name desc limit 1`.execute(db);
+    return r.rows[0]?.name ?? null;
+  } catch {
+    return null;
+  }
 }

@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { SendRateField } from '../shared/send-rate.js';
 
 /** Booleans are 0/1 integers and times are epoch milliseconds on every dialect. */
 export type AdminMfaTable = {
@@ -57,15 +58,9 @@ export type AccountTable = {
   quota_bytes: number;
   active: number;
   require_app_password: number;
-  send_rate_burst: number;
-  send_rate_per_minute: number;
-  send_rate_per_hour: number;
-  send_rate_per_day: number;
-  send_rate_per_week: number;
-  send_rate_per_month: number;
   created_at: number;
   updated_at: number;
-};
+} & Record<SendRateField, number>;
 
 export type AliasTable = {
   id: Generated<number>;

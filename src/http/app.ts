@@ -3,15 +3,9 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import swagger from '@fastify/swagger';
 import ipaddr from 'ipaddr.js';
 import swaggerUi from '@fastify/swagger-ui';
-import type { AppContext } from '../app-context.js';
+import type { Modules } from '../app/modules.js';
+import type { AdminGuard } from '../modules/auth/index.js';
 import { SERVICE_VERSION } from '../shared/version.js';
-import { authRoutes } from '../modules/auth/routes.js';
-import { mfaRoutes } from '../modules/mfa/routes.js';
-import { providerRoutes } from '../modules/sms/routes.js';
-import { healthRoutes } from '../modules/health/routes.js';
-import { domainRoutes } from '../modules/domains/routes.js';
-import { accountRoutes } from '../modules/accounts/routes.js';
-import { aliasRoutes } from '../modules/aliases/routes.js';
 import type { AdminHooks } from '../modules/route-types.js';
 import { ErrorBody, errorResponses } from './error-body.js';
 import { errorHandler } from './error-handler.js';
@@ -19,19 +13,20 @@ import { registerJsonParser } from './json-parser.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
-function adminHooks(ctx: AppContext): AdminHooks {
+function adminHooks(guard: AdminGuard): AdminHooks {
   const hook = (setupPath: boolean) => async (req: FastifyRequest): Promise<void> => {
-    req.admin = await ctx.guard.authenticate({ ip: req.clientIp, authorization: req.headers.authorization, setupPath });
+    req.admin = await guard.authenticate({ ip: req.clientIp, authorization: req.headers.authorization, setupPath });
   };
   return { admin: hook(false), setup: hook(true) };
 }
 
-/** The Fastify app: schemas, OpenAPI, error mapping, routes. No business rules here. */
-export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+/** The Fastify app: schemas, OpenAPI, error mapping, every module's routes. No business rules here. */
+export async function buildApp(modules: Modules): Promise<FastifyInstance> {
+  const { settings, log } = modules.infra;
   const app = Fastify({
-    loggerInstance: ctx.log as FastifyBaseLogger,
+    loggerInstance: log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
-    trustProxy: ctx.settings.trustedProxies.length > 0 ? ctx.settings.trustedProxies : false,
+    trustProxy: settings.trustedProxies.length > 0 ? settings.trustedProxies : false,
     // Types in bodies are exact (no "1" for 1); unknown fields are dropped.
     // Fastify answers a malformed URL itself; keep the API's error shape.
     frameworkErrors: (error, _req, reply) => {
@@ -40,7 +35,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
   });
   registerJsonParser(app);
-  const trusting = ctx.settings.trustedProxies.length > 0;
+  const trusting = settings.trustedProxies.length > 0;
   app.decorateRequest('clientIp', {
     getter(this: FastifyRequest): string {
       // A trusted proxy could pass on junk in X-Forwarded-For; only an IP address counts.
@@ -67,14 +62,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  const hooks = adminHooks(ctx);
-  authRoutes(app, ctx.auth, errorResponses);
-  mfaRoutes(app, ctx.mfa, hooks, errorResponses);
-  providerRoutes(app, ctx.providers, hooks, errorResponses);
-  healthRoutes(app, ctx.health, hooks, errorResponses);
-  domainRoutes(app, ctx.domains, hooks, errorResponses);
-  accountRoutes(app, { accounts: ctx.accounts, appPasswords: ctx.appPasswords, sendLimits: ctx.sendLimits }, hooks, errorResponses);
-  aliasRoutes(app, ctx.aliases, hooks, errorResponses);
+  const kit = { hooks: adminHooks((await modules.auth()).guard), errors: errorResponses };
+  for (const module of await modules.http()) await module.routes(app, kit);
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   await app.ready();
   return app;

@@ -1,4 +1,4 @@
-import type { onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 
 /** Response schemas for the given error statuses, built by http/. */
 export type RouteErrors = (...statuses: number[]) => Record<number, unknown>;
@@ -6,7 +6,8 @@ export type RouteErrors = (...statuses: number[]) => Record<number, unknown>;
 /** Admin authentication hooks, built by http/: `setup` is for the /auth/mfa setup paths. */
 export type AdminHooks = { admin: onRequestAsyncHookHandler; setup: onRequestAsyncHookHandler };
 
-import type { AdminPrincipal } from './auth/admin-guard.js';
+/** Who called an Admin endpoint (set by the admin hooks). */
+export type AdminPrincipal = { subject: string; via: 'bearer' | 'basic'; mfaVerified: boolean; tokenId: string | null };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -23,3 +24,10 @@ declare module 'fastify' {
 
 /** OpenAPI security of Admin endpoints: a Bearer token or, where policy allows, Basic. */
 export const ADMIN_SECURITY: { [scheme: string]: string[] }[] = [{ bearer: [] }, { basic: [] }];
+
+/** What http/ hands every module's routes: the admin hooks and the error-response schemas. */
+export type RouteKit = { hooks: AdminHooks; errors: RouteErrors };
+
+/** A module that serves HTTP routes. */
+/** Its routes are loaded when registered, so a CLI command that builds the module never loads them. */
+export type HttpModule = { routes(app: FastifyInstance, kit: RouteKit): Promise<void> };

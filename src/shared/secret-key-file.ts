@@ -1,11 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, statSync, chmodSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Settings } from '../config/settings.js';
-import { writeFileAtomic } from '../config/settings-file.js';
+import { writeFileAtomic } from './fs-atomic.js';
 import { SecretBox } from './secret-box.js';
 
-export const keyFilePath = (settings: Settings): string => join(settings.dataDir, 'secret.key');
+/** What the key needs of the settings. */
+export type KeySettings = { dataDir: string; secretKey: string | undefined; secretKeyPrevious: readonly string[] };
+
+export const keyFilePath = (settings: Pick<KeySettings, 'dataDir'>): string => join(settings.dataDir, 'secret.key');
 
 /** Key file lines: the primary key first, then keys kept to open older values. */
 export function readKeyFile(path: string): Buffer[] {
@@ -26,7 +28,7 @@ export function writeKeyFile(path: string, keys: Buffer[]): void {
  * The secret box of this process: MAILSVC_SECRET_KEY when set, otherwise the
  * key file under the data dir, generated with mode 0600 on first start.
  */
-export function loadSecretBox(settings: Settings): SecretBox {
+export function loadSecretBox(settings: KeySettings): SecretBox {
   const previous = settings.secretKeyPrevious.map((k) => Buffer.from(k, 'base64'));
   if (settings.secretKey !== undefined) {
     return new SecretBox(Buffer.from(settings.secretKey, 'base64'), previous);

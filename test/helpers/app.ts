@@ -8,8 +8,8 @@ import type { Logger } from 'pino';
 import { Writable } from 'node:stream';
 import { loadSettings } from '../../src/config/settings.js';
 import type { Settings } from '../../src/config/settings.js';
-import { createContext } from '../../src/app-context.js';
-import type { AppContext, ContextOptions } from '../../src/app-context.js';
+import { createContext } from './context.js';
+import type { ContextOptions, TestContext as AppContext } from './context.js';
 import { buildApp } from '../../src/http/app.js';
 import type { Clock } from '../../src/shared/clock.js';
 
@@ -62,7 +62,7 @@ export async function startTestApp(databaseUrl: string, env: Record<string, stri
   });
   const log: Logger = pino({ level: 'debug', redact: ['req.headers.authorization', 'req.headers.cookie'] }, sink);
   const ctx = await createContext(settings, { log, ...opts });
-  const app = await buildApp(ctx);
+  const app = await buildApp(ctx.modules);
   // As `mailsvc serve` does: host commands signal changes to the caches.
   ctx.changes.watch(() => ctx.dropCaches());
   return {

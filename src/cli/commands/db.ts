@@ -1,7 +1,4 @@
 import type { Command } from 'commander';
-import { loadSettings } from '../../config/settings.js';
-import { createDb } from '../../db/database.js';
-import { migrateToLatest, schemaVersion } from '../../db/migrate.js';
 import { output } from '../output.js';
 
 export function dbCommands(program: Command): void {
@@ -12,6 +9,11 @@ export function dbCommands(program: Command): void {
     .description('apply pending schema migrations (also done at every start)')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
+      const [{ loadSettings }, { createDb }, { migrateToLatest, schemaVersion }] = await Promise.all([
+        import('../../config/settings.js'),
+        import('../../db/database.js'),
+        import('../../db/migrate.js'),
+      ]);
       const db = createDb(loadSettings().databaseUrl);
       try {
         const applied = await migrateToLatest(db);

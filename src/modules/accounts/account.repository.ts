@@ -5,15 +5,8 @@ import type { Page } from '../../shared/paging.js';
 export type AccountRow = Omit<AccountTable, 'id'> & { id: number };
 export type AccountChanges = Partial<Omit<AccountRow, 'id' | 'domain_id' | 'local_part' | 'address' | 'created_at'>>;
 
-export const SEND_RATE_FIELDS = [
-  'send_rate_burst',
-  'send_rate_per_minute',
-  'send_rate_per_hour',
-  'send_rate_per_day',
-  'send_rate_per_week',
-  'send_rate_per_month',
-] as const;
-export type SendRateField = (typeof SEND_RATE_FIELDS)[number];
+export { SEND_RATE_FIELDS } from '../../shared/send-rate.js';
+export type { SendRateField } from '../../shared/send-rate.js';
 
 export class AccountRepository {
   constructor(private readonly db: Db) {}
@@ -58,9 +51,10 @@ export class AccountRepository {
     await this.db.updateTable('accounts').set(changes).where('id', '=', id).execute();
   }
 
-  async delete(id: number): Promise<boolean> {
+  /** Deletes the account after `dependents` removed what hangs on it, in one transaction. */
+  async delete(id: number, dependents: (tx: Db) => Promise<void>): Promise<boolean> {
     return this.db.transaction().execute(async (tx) => {
-      await tx.deleteFrom('mailbox_app_passwords').where('account_id', '=', id).execute();
+      await dependents(tx);
       const r = await tx.deleteFrom('accounts').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows) === 1;
     });

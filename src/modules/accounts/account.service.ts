@@ -1,44 +1,34 @@
 import type { Logger } from 'pino';
+import type { Db } from '../../db/database.js';
+import type { Limits } from '../../shared/send-rate.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import { hasControlChars, normalizeAddress } from '../../shared/mail-names.js';
 import { isUniqueViolation } from '../../shared/db-errors.js';
 import type { Page, Paged } from '../../shared/paging.js';
 import type { MailSessionKicker } from '../../adapters/dovecot/doveadm.js';
-import type { DomainService } from '../domains/domain.service.js';
+import type { DomainLookup } from '../domains/index.js';
+import type { AccountInput, AccountPatch, AccountView } from './schema.js';
+import { MAX_QUOTA_BYTES, MAX_SEND_RATE } from './schema.js';
 import type { AccountChanges, AccountRepository, AccountRow, SendRateField } from './account.repository.js';
 import { SEND_RATE_FIELDS } from './account.repository.js';
 import { hashMailPassword } from './mail-password.js';
 
 export type SendRates = Record<SendRateField, number>;
-export type AccountView = {
-  id: number;
-  address: string;
-  domain: string;
-  display_name: string;
-  quota_bytes: number;
-  active: boolean;
-  require_app_password: boolean;
-  created_at: string;
-  updated_at: string;
-} & SendRates;
-
-export type AccountInput = {
-  address: string;
-  password: string;
-  display_name?: string;
-  quota_bytes?: number;
-  active?: boolean;
-  require_app_password?: boolean;
-} & Partial<SendRates>;
-
-export type AccountPatch = Omit<Partial<AccountInput>, 'address'>;
+export type { AccountInput, AccountPatch, AccountView } from './schema.js';
 
 /** Told when an account's effective send limits may have changed or it is gone. */
-export type SendLimitsListener = { accountChanged(row: AccountRow): Promise<void>; accountRemoved(address: string): Promise<void> };
+export type SendLimitsListener = {
+  /** The global defaults (MAILSVC_SEND_RATE_*) that 0 on an account inherits. */
+  readonly defaults: Limits;
+  accountChanged(row: AccountRow): Promise<void>;
+  accountRemoved(address: string): Promise<void>;
+};
 
-export const MAX_QUOTA_BYTES = 2 ** 50;
-export const MAX_SEND_RATE = 1_000_000;
+/** Rows of other modules that hang on an account, removed in the same transaction as the account. */
+export type AccountDependents = { removeForAccount(accountId: number, tx: Db): Promise<void> };
+
+export { MAX_QUOTA_BYTES, MAX_SEND_RATE };
 
 export function presentAccount(r: AccountRow): AccountView {
   const rates = Object.fromEntries(SEND_RATE_FIELDS.map((f) => [f, r[f]])) as SendRates;
@@ -75,11 +65,12 @@ function checkRanges(input: AccountPatch): void {
 export class AccountService {
   constructor(
     private readonly repo: AccountRepository,
-    private readonly domains: DomainService,
+    private readonly domains: DomainLookup,
     private readonly kicker: MailSessionKicker,
     private readonly limits: SendLimitsListener,
     private readonly clock: Clock,
     private readonly log: Logger,
+    private readonly dependents: AccountDependents[] = [],
   ) {}
 
   async create(input: AccountInput): Promise<AccountView> {
@@ -154,7 +145,10 @@ export class AccountService {
 
   async delete(idOrAddress: string | number): Promise<void> {
     const row = await this.resolve(idOrAddress);
-    if (!(await this.repo.delete(row.id))) throw new AppError('not_found', `Account ${row.address} not found`);
+    const removeDependents = async (tx: Db): Promise<void> => {
+      for (const d of this.dependents) await d.removeForAccount(row.id, tx);
+    };
+    if (!(await this.repo.delete(row.id, removeDependents))) throw new AppError('not_found', `Account ${row.address} not found`);
     await this.limits.accountRemoved(row.address);
     await this.kick(row.address);
   }

@@ -1,5 +1,5 @@
 import { verify } from '@node-rs/argon2';
-import { hashPassword } from '../auth/admin-credentials.js';
+import { hashPassword } from '../../shared/password-hash.js';
 import { badRequest } from '../../shared/errors.js';
 import { hasControlChars } from '../../shared/mail-names.js';
 

@@ -4,17 +4,12 @@ import { Type } from '@sinclair/typebox';
 import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { AdminHooks, RouteErrors } from '../route-types.js';
 import { PagedOf, PageQuery, pageOf } from '../paging.schema.js';
-import type { AppPasswordService } from '../app-passwords/app-password.service.js';
-import type { SendLimitsService } from '../send-limits/send-limits.service.js';
 import type { AccountService } from './account.service.js';
-import { AccountCreateBody, AccountParam, AccountPatchBody, AccountSchema, AppPasswordBody, AppPasswordCreated, AppPasswordSchema } from './schema.js';
+import { AccountCreateBody, AccountParam, AccountPatchBody, AccountSchema } from './schema.js';
 
-type Deps = { accounts: AccountService; appPasswords: AppPasswordService; sendLimits: SendLimitsService };
-const Limits = Type.Object({ burst: Type.Integer(), per_minute: Type.Integer(), per_hour: Type.Integer(), per_day: Type.Integer(), per_week: Type.Integer(), per_month: Type.Integer() });
 
-export function accountRoutes(app: FastifyInstance, deps: Deps, hooks: AdminHooks, errors: RouteErrors): void {
+export function accountRoutes(app: FastifyInstance, accounts: AccountService, hooks: AdminHooks, errors: RouteErrors): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { accounts, appPasswords, sendLimits } = deps;
   const tags = ['accounts'];
   const onRequest = hooks.admin;
 
@@ -31,11 +26,6 @@ export function accountRoutes(app: FastifyInstance, deps: Deps, hooks: AdminHook
       response: { 200: PagedOf(AccountSchema, 'AccountPage'), ...errors(400, 401, 403, 404, 422) },
     },
     handler: (req) => accounts.list(req.query.domain === undefined ? {} : { domain: req.query.domain }, pageOf(req.query)),
-  });
-  r.post('/accounts/send-limits/sync', {
-    onRequest,
-    schema: { tags, security, summary: 'Push every account\'s effective send limits to the maps the policy service reads', response: { 200: Type.Object({ accounts: Type.Integer(), defaults: Limits }), ...errors(401, 403) } },
-    handler: () => sendLimits.syncAll(),
   });
   r.get('/accounts/:id', {
     onRequest,
@@ -56,26 +46,4 @@ export function accountRoutes(app: FastifyInstance, deps: Deps, hooks: AdminHook
     },
   });
 
-  r.post('/accounts/:id/app-passwords', {
-    onRequest,
-    schema: { tags, security, summary: 'Create an app password: the password is in this answer only', params: AccountParam, body: AppPasswordBody, response: { 201: AppPasswordCreated, ...errors(400, 401, 403, 404, 422) } },
-    handler: async (req, reply) => reply.status(201).send(await appPasswords.create(req.params.id, req.body)),
-  });
-  r.get('/accounts/:id/app-passwords', {
-    onRequest,
-    schema: { tags, security, summary: 'The account\'s app passwords (never the secret)', params: AccountParam, response: { 200: Type.Array(AppPasswordSchema), ...errors(400, 401, 403, 404) } },
-    handler: (req) => appPasswords.list(req.params.id),
-  });
-  r.delete('/accounts/:id/app-passwords/:appId', {
-    onRequest,
-    schema: {
-      tags, security, summary: 'Revoke an app password (ends the account\'s open IMAP/POP sessions)',
-      params: Type.Object({ id: Type.String({ maxLength: 320 }), appId: Type.String({ maxLength: 32 }) }),
-      response: { 204: Type.Null(), ...errors(400, 401, 403, 404) },
-    },
-    handler: async (req, reply) => {
-      await appPasswords.revoke(req.params.id, req.params.appId);
-      return reply.status(204).send(null);
-    },
-  });
 }

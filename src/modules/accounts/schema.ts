@@ -1,24 +1,17 @@
 import { Type } from '@sinclair/typebox';
-import { MAX_QUOTA_BYTES, MAX_SEND_RATE } from './account.service.js';
+import type { Static, TInteger, TOptional } from '@sinclair/typebox';
+import { MAX_SEND_RATE, SEND_RATE_FIELDS } from '../../shared/send-rate.js';
+import type { SendRateField } from '../../shared/send-rate.js';
+
+import { MAX_QUOTA_BYTES } from './quota.js';
+
+export { MAX_QUOTA_BYTES, MAX_SEND_RATE };
 
 const Rate = Type.Integer({ minimum: 0, maximum: MAX_SEND_RATE, description: 'messages; 0 = inherit the global default' });
-export const SendRateFields = {
-  send_rate_burst: Rate,
-  send_rate_per_minute: Rate,
-  send_rate_per_hour: Rate,
-  send_rate_per_day: Rate,
-  send_rate_per_week: Rate,
-  send_rate_per_month: Rate,
-};
-const OptionalRate = Type.Optional(Rate);
-const optionalRates = {
-  send_rate_burst: OptionalRate,
-  send_rate_per_minute: OptionalRate,
-  send_rate_per_hour: OptionalRate,
-  send_rate_per_day: OptionalRate,
-  send_rate_per_week: OptionalRate,
-  send_rate_per_month: OptionalRate,
-};
+const rates = <T>(of: (f: SendRateField) => T): Record<SendRateField, T> =>
+  Object.fromEntries(SEND_RATE_FIELDS.map((f) => [f, of(f)])) as Record<SendRateField, T>;
+export const SendRateFields: Record<SendRateField, TInteger> = rates(() => Rate);
+const optionalRates: Record<SendRateField, TOptional<TInteger>> = rates(() => Type.Optional(Rate));
 
 export const AccountSchema = Type.Object(
   {
@@ -35,6 +28,7 @@ export const AccountSchema = Type.Object(
   },
   { title: 'Account' },
 );
+export type AccountView = Static<typeof AccountSchema>;
 
 const Quota = Type.Integer({ minimum: 0, maximum: MAX_QUOTA_BYTES });
 const Password = Type.String({ maxLength: 1024 });
@@ -48,24 +42,5 @@ const changeable = {
 export const AccountCreateBody = Type.Object({ address: Type.String({ maxLength: 320 }), password: Password, ...changeable }, { additionalProperties: false });
 export const AccountPatchBody = Type.Object({ password: Type.Optional(Password), ...changeable }, { additionalProperties: false });
 export const AccountParam = Type.Object({ id: Type.String({ maxLength: 320, description: 'id or address' }) });
-
-export const AppPasswordSchema = Type.Object(
-  {
-    id: Type.String(),
-    name: Type.String(),
-    created_at: Type.String({ format: 'date-time' }),
-    expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-    last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-    last_used_ip: Type.Union([Type.String(), Type.Null()]),
-    active: Type.Boolean(),
-  },
-  { title: 'AppPassword' },
-);
-export const AppPasswordCreated = Type.Object(
-  { ...AppPasswordSchema.properties, password: Type.String({ description: 'shown once: <id>.<secret>' }) },
-  { title: 'AppPasswordCreated' },
-);
-export const AppPasswordBody = Type.Object(
-  { name: Type.String({ maxLength: 255 }), expires_at: Type.Optional(Type.String({ maxLength: 64 })) },
-  { additionalProperties: false },
-);
+export type AccountInput = Static<typeof AccountCreateBody>;
+export type AccountPatch = Static<typeof AccountPatchBody>;

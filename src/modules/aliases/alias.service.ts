@@ -5,10 +5,11 @@ import type { Clock } from '../../shared/clock.js';
 import { normalizeAddress, normalizeAliasSource } from '../../shared/mail-names.js';
 import { isUniqueViolation } from '../../shared/db-errors.js';
 import type { Page, Paged } from '../../shared/paging.js';
-import type { DomainService } from '../domains/domain.service.js';
+import type { DomainLookup } from '../domains/index.js';
 
 type AliasRow = Omit<AliasTable, 'id'> & { id: number };
-export type AliasView = { id: number; source: string; domain: string; destinations: string[]; active: boolean; created_at: string; updated_at: string };
+export type { AliasView } from './schema.js';
+import type { AliasView } from './schema.js';
 
 const MAX_DESTINATIONS = 100;
 
@@ -24,7 +25,7 @@ const present = (r: AliasRow & { domain: string }): AliasView => ({
 
 /** Aliases: a source address (or `@domain` catch-all) forwarding to one or more addresses. */
 export class AliasService {
-  constructor(private readonly db: Db, private readonly domains: DomainService, private readonly clock: Clock) {}
+  constructor(private readonly db: Db, private readonly domains: DomainLookup, private readonly clock: Clock) {}
 
   private query() {
     return this.db.selectFrom('aliases as l').innerJoin('domains as d', 'd.id', 'l.domain_id').selectAll('l').select('d.name as domain');

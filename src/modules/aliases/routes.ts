@@ -5,20 +5,8 @@ import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { AdminHooks, RouteErrors } from '../route-types.js';
 import { PagedOf, PageQuery, pageOf } from '../paging.schema.js';
 import type { AliasService } from './alias.service.js';
+import { AliasParam as Param, AliasSchema } from './schema.js';
 
-const AliasSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    source: Type.String({ description: 'an address, or @domain for a catch-all' }),
-    domain: Type.String(),
-    destinations: Type.Array(Type.String()),
-    active: Type.Boolean(),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Type.String({ format: 'date-time' }),
-  },
-  { title: 'Alias' },
-);
-const Param = Type.Object({ alias: Type.String({ maxLength: 320, description: 'id or source' }) });
 
 export function aliasRoutes(app: FastifyInstance, aliases: AliasService, hooks: AdminHooks, errors: RouteErrors): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();

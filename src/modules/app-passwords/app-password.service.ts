@@ -4,18 +4,10 @@ import type { AppPasswordTable } from '../../db/schema.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import { constantTimeEqual, hmacSha256 } from '../../shared/crypto.js';
-import type { AccountService } from '../accounts/account.service.js';
+import type { AccountLookup } from '../accounts/index.js';
 
-export type AppPasswordView = {
-  id: string;
-  name: string;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  last_used_ip: string | null;
-  active: boolean;
-};
-export type AppPasswordCreated = AppPasswordView & { password: string };
+export type { AppPasswordCreated, AppPasswordView } from './schema.js';
+import type { AppPasswordCreated, AppPasswordView } from './schema.js';
 
 // `<id>.<secret>`: 12 + 32 characters of base32 (60 + 160 random bits); only
 // letters and digits, so every mail client and IMAP LOGIN quoting takes it.
@@ -33,8 +25,9 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 export class AppPasswordService {
   constructor(
     private readonly db: Db,
-    private readonly accounts: AccountService,
-    private readonly hashKey: Buffer,
+    private readonly accounts: AccountLookup,
+    /** The HMAC key of app-password hashes, read (or made) once, on first use. */
+    private readonly hashKey: () => Promise<Buffer>,
     private readonly clock: Clock,
   ) {}
 
@@ -51,8 +44,13 @@ export class AppPasswordService {
     };
   }
 
-  hashSecret(secret: string): string {
-    return hmacSha256(this.hashKey, secret).toString('hex');
+  async hashSecret(secret: string): Promise<string> {
+    return hmacSha256(await this.hashKey(), secret).toString('hex');
+  }
+
+  /** The account is being deleted: its app passwords go in the same transaction. */
+  async removeForAccount(accountId: number, tx: Db): Promise<void> {
+    await tx.deleteFrom('mailbox_app_passwords').where('account_id', '=', accountId).execute();
   }
 
   async create(account: string | number, input: { name: string; expires_at?: string | undefined }): Promise<AppPasswordCreated> {
@@ -72,7 +70,7 @@ export class AppPasswordService {
       id,
       account_id: acc.id,
       name,
-      secret_hash: this.hashSecret(secret),
+      secret_hash: await this.hashSecret(secret),
       created_at: this.clock.now(),
       expires_at: expiresAt,
       last_used_at: null,
@@ -121,7 +119,7 @@ export class AppPasswordService {
     const row = await this.db.selectFrom('mailbox_app_passwords').selectAll().where('id', '=', id).executeTakeFirst();
     const now = this.clock.now();
     if (!row || row.account_id !== accountId || row.revoked_at !== null || (row.expires_at !== null && row.expires_at <= now)) return null;
-    if (!constantTimeEqual(this.hashSecret(secret), row.secret_hash)) return null;
+    if (!constantTimeEqual(await this.hashSecret(secret), row.secret_hash)) return null;
     await this.db.updateTable('mailbox_app_passwords').set({ last_used_at: now, last_used_ip: ip.slice(0, 64) || null }).where('id', '=', id).execute();
     return id;
   }

@@ -1,35 +1,40 @@
-import { hash, verify, Algorithm } from '@node-rs/argon2';
 import { constantTimeEqual } from '../../shared/crypto.js';
+import { hashPassword, verifyPassword } from '../../shared/password-hash.js';
 
-/** OWASP's argon2id floor: 19 MiB, two passes, one lane. */
-export const ARGON2_PARAMS = { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
-
-export function hashPassword(password: string): Promise<string> {
-  return hash(password, ARGON2_PARAMS);
-}
+export { ARGON2_PARAMS, hashPassword } from '../../shared/password-hash.js';
 
 /**
  * The one administrator's username and argon2id hash. A wrong username still
  * costs one verify, so timing does not tell which of the two was wrong.
+ *
+ * A plain development password (or none) is hashed on first use, not at
+ * construction: a CLI command that never checks a password runs no argon2.
  */
 export class AdminCredentials {
-  private constructor(readonly username: string, private readonly passwordHash: string) {}
+  private hash: Promise<string> | undefined;
 
-  static async create(username: string, passwordHash: string | undefined, plainPassword: string | undefined): Promise<AdminCredentials> {
-    if (passwordHash) return new AdminCredentials(username, passwordHash);
-    if (plainPassword) return new AdminCredentials(username, await hashPassword(plainPassword));
+  constructor(
+    readonly username: string,
+    private readonly passwordHash: string | undefined,
+    private readonly plainPassword: string | undefined,
+  ) {}
+
+  /** Kept for callers that built credentials asynchronously. */
+  static create(username: string, passwordHash: string | undefined, plainPassword: string | undefined): Promise<AdminCredentials> {
+    return Promise.resolve(new AdminCredentials(username, passwordHash, plainPassword));
+  }
+
+  private phc(): Promise<string> {
     // No password configured: a random one nobody knows, so every sign-in fails.
-    return new AdminCredentials(username, await hashPassword(crypto.randomUUID() + crypto.randomUUID()));
+    this.hash ??= this.passwordHash
+      ? Promise.resolve(this.passwordHash)
+      : hashPassword(this.plainPassword ?? crypto.randomUUID() + crypto.randomUUID());
+    return this.hash;
   }
 
   async check(username: string, password: string): Promise<boolean> {
     const userOk = constantTimeEqual(username, this.username);
-    let passOk = false;
-    try {
-      passOk = await verify(this.passwordHash, password);
-    } catch {
-      passOk = false;
-    }
+    const passOk = await verifyPassword(await this.phc(), password);
     return userOk && passOk;
   }
 }

@@ -1,11 +1,12 @@
 import { AppError, unauthenticated } from '../../shared/errors.js';
 import type { AuthLog } from '../../shared/auth-log.js';
-import type { MfaService } from '../mfa/mfa.service.js';
+import type { MfaService } from '../mfa/index.js';
+import type { AdminPrincipal } from '../route-types.js';
 import type { AdminCredentials } from './admin-credentials.js';
 import type { Lockout } from './lockout.js';
 import type { TokenService } from './token.service.js';
 
-export type AdminPrincipal = { subject: string; via: 'bearer' | 'basic'; mfaVerified: boolean; tokenId: string | null };
+export type { AdminPrincipal };
 
 export type AdminRequest = {
   ip: string;

@@ -1,8 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../shared/clock.js';
 
-export type Method = 'totp' | 'sms';
-export const METHODS: readonly Method[] = ['totp', 'sms'];
+import { METHODS } from '../mfa/index.js';
+import type { Method } from '../mfa/index.js';
+
+export type { Method };
 export const MAX_CODE_FAILURES = 5;
 export const MAX_SMS_SENDS = 3;
 

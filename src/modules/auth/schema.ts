@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { MethodName } from '../mfa/index.js';
 
 // Request objects drop unknown fields (additionalProperties false + Ajv's removeAdditional).
 const strict = { additionalProperties: false } as const;
@@ -6,7 +7,6 @@ const Field = (max: number) => Type.String({ maxLength: max });
 
 export const LoginBody = Type.Object({ username: Field(256), password: Field(1024) }, strict);
 export const SmsSendBody = Type.Object({ challenge_id: Field(128) }, strict);
-export const MethodName = Type.Union([Type.Literal('totp'), Type.Literal('sms')]);
 export const VerifyBody = Type.Object({ challenge_id: Field(128), method: MethodName, code: Field(32) }, strict);
 export const LogoutBody = Type.Object({ access_token: Type.Optional(Field(512)) }, strict);
 

@@ -4,7 +4,7 @@ import type { TestDatabase } from '../../../test/helpers/dialects.js';
 import { startTestApp } from '../../../test/helpers/app.js';
 import type { TestApp } from '../../../test/helpers/app.js';
 import { call, enableTotp, login } from '../../../test/helpers/flows.js';
-import { createContext } from '../../app-context.js';
+import { createContext } from '../../../test/helpers/context.js';
 
 /** Waits until `check` holds, up to `ms`; the change signal is inotify, so not synchronous. */
 async function eventually(check: () => Promise<boolean>, ms = 2000): Promise<boolean> {

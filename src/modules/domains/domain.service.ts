@@ -5,7 +5,8 @@ import { isUniqueViolation } from '../../shared/db-errors.js';
 import type { Page, Paged } from '../../shared/paging.js';
 import type { DomainRepository, DomainRow } from './domain.repository.js';
 
-export type DomainView = { id: number; name: string; active: boolean; accounts?: number; aliases?: number; created_at: string; updated_at: string };
+export type { DomainView } from './schema.js';
+import type { DomainView } from './schema.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 export const presentDomain = (r: DomainRow & { accounts?: number; aliases?: number }): DomainView => ({

@@ -1,31 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { DomainCreateBody, DomainParam as Param, DomainPatchBody, DomainSchema } from './schema.js';
 import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { AdminHooks, RouteErrors } from '../route-types.js';
 import { PagedOf, PageQuery, pageOf } from '../paging.schema.js';
 import type { DomainService } from './domain.service.js';
 
-export const DomainSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    name: Type.String(),
-    active: Type.Boolean(),
-    accounts: Type.Optional(Type.Integer()),
-    aliases: Type.Optional(Type.Integer()),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Type.String({ format: 'date-time' }),
-  },
-  { title: 'Domain' },
-);
-const Param = Type.Object({ domain: Type.String({ maxLength: 253, description: 'id or name' }) });
 
 export function domainRoutes(app: FastifyInstance, domains: DomainService, hooks: AdminHooks, errors: RouteErrors): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['domains'];
   r.post('/domains', {
     onRequest: hooks.admin,
-    schema: { tags, security, summary: 'Add a mail domain', body: Type.Object({ name: Type.String({ maxLength: 253 }) }, { additionalProperties: false }), response: { 201: DomainSchema, ...errors(400, 401, 403, 409, 422) } },
+    schema: { tags, security, summary: 'Add a mail domain', body: DomainCreateBody, response: { 201: DomainSchema, ...errors(400, 401, 403, 409, 422) } },
     handler: async (req, reply) => reply.status(201).send(await domains.create(req.body.name)),
   });
   r.get('/domains', {
@@ -40,7 +28,7 @@ export function domainRoutes(app: FastifyInstance, domains: DomainService, hooks
   });
   r.patch('/domains/:domain', {
     onRequest: hooks.admin,
-    schema: { tags, security, summary: 'Turn a domain on or off', params: Param, body: Type.Object({ active: Type.Boolean() }, { additionalProperties: false }), response: { 200: DomainSchema, ...errors(400, 401, 403, 404, 422) } },
+    schema: { tags, security, summary: 'Turn a domain on or off', params: Param, body: DomainPatchBody, response: { 200: DomainSchema, ...errors(400, 401, 403, 404, 422) } },
     handler: (req) => domains.setActive(req.params.domain, req.body.active),
   });
   r.delete('/domains/:domain', {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { AccountRepository } from '../accounts/account.repository.js';
-import { verifyMailPassword } from '../accounts/mail-password.js';
-import type { AppPasswordService } from '../app-passwords/app-password.service.js';
+import { verifyMailPassword } from '../accounts/index.js';
+import type { AccountLookup } from '../accounts/index.js';
+import type { AppPasswordVerifier } from '../app-passwords/index.js';
 
 export type MailAuthRequest = { user: string; password: string; protocol: string; remoteIp: string };
 export type MailAuthResult = { ok: true; user: string; via: 'app_password' | 'primary' } | { ok: false };
@@ -13,8 +13,8 @@ export type MailAuthResult = { ok: true; user: string; via: 'app_password' | 'pr
  */
 export class MailAuthService {
   constructor(
-    private readonly accounts: AccountRepository,
-    private readonly appPasswords: AppPasswordService,
+    private readonly accounts: Pick<AccountLookup, 'findForLogin'>,
+    private readonly appPasswords: AppPasswordVerifier,
     private readonly log: Logger,
   ) {}
 

@@ -4,10 +4,9 @@ import type { SecretBox } from '../../shared/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import { sealContext } from '../../db/sealed-columns.js';
-import type { Method } from '../auth/challenge-store.js';
-import type { ProviderService } from '../sms/provider.service.js';
-import { DEFAULT_PROVIDER, PROVIDER_CODES, isProviderCode } from '../sms/provider-defaults.js';
-import type { ProviderCode } from '../sms/provider-defaults.js';
+import type { Method } from './schema.js';
+import { DEFAULT_PROVIDER, PROVIDER_CODES, isProviderCode } from '../sms/index.js';
+import type { ProviderCode, ProviderCredentials } from '../sms/index.js';
 import type { AdminMfaRow, MfaRepository } from './mfa.repository.js';
 import { matchTotpStep, newTotpSecret, provisioningUri } from './totp.js';
 
@@ -30,7 +29,7 @@ const TOTP_CTX = sealContext('admin_mfa', 1, 'totp_secret');
 export class MfaService {
   constructor(
     private readonly repo: MfaRepository,
-    private readonly providers: ProviderService,
+    private readonly providers: ProviderCredentials,
     private readonly box: SecretBox,
     private readonly clock: Clock,
     private readonly opts: { issuer: string; mfaRequired: boolean; smsDefaultRegion: CountryCode | undefined },

@@ -1,5 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { MethodName } from '../auth/schema.js';
+import type { Static } from '@sinclair/typebox';
+
+/** The second-factor methods a challenge can offer. */
+export const MethodName = Type.Union([Type.Literal('totp'), Type.Literal('sms')]);
+export type Method = Static<typeof MethodName>;
+export const METHODS: readonly Method[] = ['totp', 'sms'];
 
 const strict = { additionalProperties: false } as const;
 

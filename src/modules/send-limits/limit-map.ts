@@ -1,21 +1,10 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { Redis } from 'ioredis';
-import { writeFileAtomic } from '../../config/settings-file.js';
+import { writeFileAtomic } from '../../shared/fs-atomic.js';
 
-export const WINDOWS = ['burst', 'per_minute', 'per_hour', 'per_day', 'per_week', 'per_month'] as const;
-export type Window = (typeof WINDOWS)[number];
-/** Messages allowed per window; 0 = no limit. */
-export type Limits = Record<Window, number>;
-
-/** Seconds of each window. "burst" is the most messages in any 10 seconds. */
-export const WINDOW_SECONDS: Record<Window, number> = {
-  burst: 10,
-  per_minute: 60,
-  per_hour: 3600,
-  per_day: 86_400,
-  per_week: 604_800,
-  per_month: 2_592_000,
-};
+export { WINDOWS, WINDOW_SECONDS } from '../../shared/send-rate.js';
+export type { Limits, Window } from '../../shared/send-rate.js';
+import type { Limits } from '../../shared/send-rate.js';
 
 /**
  * The rate-limit maps the policy service reads: the effective limits of each

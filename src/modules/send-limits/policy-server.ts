@@ -2,13 +2,11 @@ import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { serveRecords } from '../../shared/line-server.js';
+import { WINDOW_LABEL } from '../../shared/send-rate.js';
 import type { SendLimitsService } from './send-limits.service.js';
 import type { SendCounter } from './policy-counter.js';
 
 const MAX_REQUEST = 16 * 1024;
-const LABEL: Record<string, string> = {
-  burst: 'in 10 seconds', per_minute: 'per minute', per_hour: 'per hour', per_day: 'per day', per_week: 'per week', per_month: 'per month',
-};
 
 /** One Postfix policy request (name=value lines) to its action. */
 export async function decide(attrs: Map<string, string>, limits: SendLimitsService, counter: SendCounter, log: Logger): Promise<string> {
@@ -19,7 +17,7 @@ export async function decide(attrs: Map<string, string>, limits: SendLimitsServi
   const over = await counter.take(user, l);
   if (over === null) return 'DUNNO';
   log.info({ user, window: over, limit: l[over] }, 'send rate limit reached: message deferred');
-  return `450 4.7.1 Sending rate limit reached (${l[over]} messages ${LABEL[over] ?? over}); try again later`;
+  return `450 4.7.1 Sending rate limit reached (${l[over]} messages ${WINDOW_LABEL[over]}); try again later`;
 }
 
 function parseRequest(block: string): Map<string, string> {

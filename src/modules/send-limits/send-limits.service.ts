@@ -1,18 +1,18 @@
-import type { AccountRepository, AccountRow } from '../accounts/account.repository.js';
-import type { SendLimitsListener } from '../accounts/account.service.js';
-import type { LimitMap, Limits } from './limit-map.js';
-import { WINDOWS } from './limit-map.js';
+import { effectiveLimits } from '../../shared/send-rate.js';
+import type { Limits } from '../../shared/send-rate.js';
+import type { AccountLookup, AccountRow, SendLimitsListener } from '../accounts/index.js';
+import type { LimitMap } from './limit-map.js';
 
 /** Per-account send limits: 0 on the account inherits the global default (MAILSVC_SEND_RATE_*). */
 export class SendLimitsService implements SendLimitsListener {
   constructor(
-    private readonly accounts: AccountRepository,
+    private readonly accounts: Pick<AccountLookup, 'listAll'>,
     private readonly map: LimitMap,
     readonly defaults: Limits,
   ) {}
 
   effective(row: AccountRow): Limits {
-    return Object.fromEntries(WINDOWS.map((w) => [w, row[`send_rate_${w}`] > 0 ? row[`send_rate_${w}`] : this.defaults[w]])) as Limits;
+    return effectiveLimits(row, this.defaults);
   }
 
   /** The limits the policy service applies to a SASL user: its map entry, else the defaults. */

@@ -1,17 +1,19 @@
-import { join } from 'node:path';
 import type { Command } from 'commander';
-import type { AppContext } from '../../app-context.js';
-import { SEND_RATE_FIELDS } from '../../modules/accounts/account.repository.js';
-import type { SendRateField } from '../../modules/accounts/account.repository.js';
-import { MAX_QUOTA_BYTES, MAX_SEND_RATE } from '../../modules/accounts/account.service.js';
-import type { AccountPatch, AccountView } from '../../modules/accounts/account.service.js';
-import { WINDOWS } from '../../modules/send-limits/limit-map.js';
-import type { Limits } from '../../modules/send-limits/limit-map.js';
+import { SEND_RATE_FIELDS, WINDOWS, effectiveLimits, sendRateField } from '../../shared/send-rate.js';
+import type { Limits, SendRateField } from '../../shared/send-rate.js';
 import { normalizeAddress } from '../../shared/mail-names.js';
 import type { Page } from '../../shared/paging.js';
-import { CliError, output } from '../output.js';
-import { appPasswordCommands } from './app-passwords.js';
-import { byteSize, confirm, formatBytes, pageNote, pageOf, pagingOptions, readNewPassword, table, wholeNumber, withContext, yesNo } from './mail-options.js';
+import { CliError, output } from '../../shared/terminal/output.js';
+import { byteSize, confirm, formatBytes, pageNote, pageOf, pagingOptions, readNewPassword, table, wholeNumber, yesNo } from '../../shared/terminal/options.js';
+import { commandGroup } from '../command-types.js';
+import type { Run } from '../command-types.js';
+import type { DomainLookup } from '../domains/index.js';
+import type { AccountService } from './account.service.js';
+import { MAX_SEND_RATE } from '../../shared/send-rate.js';
+import { MAX_QUOTA_BYTES } from './quota.js';
+import type { AccountPatch, AccountView } from './schema.js';
+
+type Deps = { service: AccountService; domains: DomainLookup; sendRateDefaults: () => Limits };
 
 const yn = (b: boolean): string => (b ? 'yes' : 'no');
 const perWindow = (n: number): string => (n === 0 ? 'no limit' : String(n));
@@ -19,10 +21,6 @@ const perWindow = (n: number): string => (n === 0 ? 'no limit' : String(n));
 const rateFlag = (f: SendRateField): string => `--${f.replace(/_/g, '-')}`;
 const rateKey = (f: SendRateField): string => f.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 
-/** What 0 on the account means: the global default (MAILSVC_SEND_RATE_*). */
-function effectiveLimits(ctx: AppContext, a: AccountView): Limits {
-  return Object.fromEntries(WINDOWS.map((w) => [w, a[`send_rate_${w}`] > 0 ? a[`send_rate_${w}`] : ctx.sendLimits.defaults[w]])) as Limits;
-}
 
 function describeAccount(a: AccountView, effective: Limits): string {
   return [
@@ -36,7 +34,7 @@ function describeAccount(a: AccountView, effective: Limits): string {
     '  send limits (0 on the account = the global default):',
     ...table(
       ['window', 'account', 'effective'],
-      WINDOWS.map((w) => [w.replace('_', ' '), String(a[`send_rate_${w}`]), perWindow(effective[w])]),
+      WINDOWS.map((w) => [w.replace('_', ' '), String(a[sendRateField(w)]), perWindow(effective[w])]),
     )
       .split('\n')
       .map((l) => `    ${l}`),
@@ -61,8 +59,8 @@ function patchOf(opts: SetOptions): AccountPatch {
 const QUOTA_HELP = 'mailbox quota: bytes or 512M, 2G, 1T (0 = no quota)';
 
 /** `mailsvc accounts …`: mailboxes, their passwords, app passwords and send limits. */
-export function accountCommands(program: Command): void {
-  const accounts = program.command('accounts').description('mailboxes: add, list, show, set, passwd, delete, app-passwords, sync-send-limits');
+export function accountCommands(program: Command, run: Run<Deps>): void {
+  const accounts = commandGroup(program, 'accounts', 'mailboxes: add, list, show, set, passwd, delete, app-passwords, sync-send-limits');
 
   accounts
     .command('add')
@@ -75,11 +73,11 @@ export function accountCommands(program: Command): void {
     .option('--password-stdin', 'read the password from the first line of standard input instead of asking')
     .option('--json', 'print the account as JSON')
     .action(async (address: string, opts: SetOptions & { inactive?: boolean; passwordStdin?: boolean }) => {
-      const account = await withContext(async (ctx) => {
+      const account = await run(async (m) => {
         // Fail on a bad address or unknown domain before asking for a password.
-        if (!opts.passwordStdin) await ctx.domains.requireExisting(normalizeAddress(address).domain);
+        if (!opts.passwordStdin) await m.domains.requireExisting(normalizeAddress(address).domain);
         const password = await readNewPassword(opts.passwordStdin, address);
-        return ctx.accounts.create({
+        return m.service.create({
           address,
           password,
           ...(opts.name === undefined ? {} : { display_name: opts.name }),
@@ -95,7 +93,7 @@ export function accountCommands(program: Command): void {
     .option('--domain <domain>', 'only the accounts of this domain (name or id)')
     .option('--json', 'print the page as JSON ({ items, total, limit, offset })')
     .action(async (opts: Page & { domain?: string; json?: boolean }) => {
-      const page = await withContext((ctx) => ctx.accounts.list(opts.domain === undefined ? {} : { domain: opts.domain }, pageOf(opts)));
+      const page = await run((m) => m.service.list(opts.domain === undefined ? {} : { domain: opts.domain }, pageOf(opts)));
       output(opts.json, page, () =>
         page.total === 0
           ? 'No accounts. Add one with: mailsvc accounts add alice@example.org'
@@ -112,9 +110,9 @@ export function accountCommands(program: Command): void {
     .argument('<account>', 'its address or id')
     .option('--json', 'print it as JSON')
     .action(async (idOrAddress: string, opts: { json?: boolean }) => {
-      const { account, effective } = await withContext(async (ctx) => {
-        const account = await ctx.accounts.get(idOrAddress);
-        return { account, effective: effectiveLimits(ctx, account) };
+      const { account, effective } = await run(async (m) => {
+        const account = await m.service.get(idOrAddress);
+        return { account, effective: effectiveLimits(account, m.sendRateDefaults()) };
       });
       output(opts.json, { ...account, effective_send_limits: effective }, () => describeAccount(account, effective));
     });
@@ -137,7 +135,7 @@ export function accountCommands(program: Command): void {
       const flags = ['--name', '--quota', '--active', '--require-app-password', ...SEND_RATE_FIELDS.map(rateFlag)];
       throw new CliError(`nothing to change: give one or more of ${flags.join(', ')}`, 2);
     }
-    const account = await withContext((ctx) => ctx.accounts.update(idOrAddress, patch));
+    const account = await run((m) => m.service.update(idOrAddress, patch));
     output(opts.json, account, () => `Account ${account.address} updated.`);
   });
 
@@ -148,9 +146,9 @@ export function accountCommands(program: Command): void {
     .option('--password-stdin', 'read the password from the first line of standard input instead of asking')
     .option('--json', 'print the result as JSON')
     .action(async (idOrAddress: string, opts: { passwordStdin?: boolean; json?: boolean }) => {
-      const account = await withContext(async (ctx) => {
-        const { address } = await ctx.accounts.get(idOrAddress);
-        return ctx.accounts.setPassword(address, await readNewPassword(opts.passwordStdin, address));
+      const account = await run(async (m) => {
+        const { address } = await m.service.get(idOrAddress);
+        return m.service.setPassword(address, await readNewPassword(opts.passwordStdin, address));
       });
       output(opts.json, { ok: true, id: account.id, address: account.address }, () =>
         `Password of ${account.address} changed; doveadm was asked to end its open IMAP and POP sessions.`,
@@ -164,29 +162,12 @@ export function accountCommands(program: Command): void {
     .option('--yes', 'do not ask for confirmation')
     .option('--json', 'print the result as JSON')
     .action(async (idOrAddress: string, opts: { yes?: boolean; json?: boolean }) => {
-      const address = await withContext(async (ctx) => {
-        const { address } = await ctx.accounts.get(idOrAddress);
+      const address = await run(async (m) => {
+        const { address } = await m.service.get(idOrAddress);
         await confirm(opts.yes, `Delete the account ${address} and its app passwords?`, `not deleting ${address}`);
-        await ctx.accounts.delete(address);
+        await m.service.delete(address);
         return address;
       });
       output(opts.json, { ok: true, deleted: address }, () => `Account ${address} deleted.`);
-    });
-
-  appPasswordCommands(accounts);
-
-  accounts
-    .command('sync-send-limits')
-    .description("push every account's effective send limits to the map the policy service reads (after changing MAILSVC_SEND_RATE_*)")
-    .option('--json', 'print the result as JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const result = await withContext(async (ctx) => ({
-        ...(await ctx.sendLimits.syncAll()),
-        written_to: ctx.redis ? 'redis' : join(ctx.settings.dataDir, 'send-limits.json'),
-      }));
-      output(opts.json, result, () =>
-        `Send limits of ${result.accounts} account(s) written to ${result.written_to}.\n` +
-        `Global defaults (MAILSVC_SEND_RATE_*; 0 = no limit): ${WINDOWS.map((w) => `${w.replace('_', ' ')} ${result.defaults[w]}`).join(', ')}`,
-      );
     });
 }

@@ -1,8 +1,5 @@
 import type { Command, CommanderError } from 'commander';
-import { CliError } from '../output.js';
-import { accountCommands } from './accounts.js';
-import { aliasCommands } from './aliases.js';
-import { domainCommands } from './domains.js';
+import { CliError } from './output.js';
 
 const PASS_THROUGH = new Set(['commander.help', 'commander.helpDisplayed', 'commander.version']);
 
@@ -17,7 +14,7 @@ function commandPath(cmd: Command): string {
  * that is not one) leave like every other error: one `mailsvc: …` line from
  * fail(), exit 2, and a pointer to the command's help instead of the help.
  */
-function oneLineUsageErrors(cmd: Command): void {
+export function oneLineUsageErrors(cmd: Command): void {
   cmd
     .showHelpAfterError(false)
     .configureOutput({ outputError: () => undefined })
@@ -26,13 +23,4 @@ function oneLineUsageErrors(cmd: Command): void {
       throw new CliError(`${err.message.replace(/^error: /, '')} (see ${commandPath(cmd)} --help)`, 2);
     });
   for (const sub of cmd.commands) oneLineUsageErrors(sub);
-}
-
-/** The mail objects: domains, accounts (with app passwords and send limits), aliases. */
-export function mailCommands(program: Command): void {
-  const before = new Set(program.commands);
-  domainCommands(program);
-  accountCommands(program);
-  aliasCommands(program);
-  for (const cmd of program.commands) if (!before.has(cmd)) oneLineUsageErrors(cmd);
 }

@@ -1,9 +1,16 @@
 import type { Command } from 'commander';
-import { output } from '../output.js';
-import { day, table, withContext } from './mail-options.js';
+import { output } from '../../shared/terminal/output.js';
+import { day, table } from '../../shared/terminal/options.js';
+import { commandGroup } from '../command-types.js';
+import type { Run } from '../command-types.js';
+import type { AccountLookup } from '../accounts/index.js';
+import type { AppPasswordService } from './app-password.service.js';
+
+type Deps = { service: AppPasswordService; accounts: AccountLookup };
 
 /** `mailsvc accounts app-passwords add|list|revoke`: per-device passwords for IMAP, POP and SMTP. */
-export function appPasswordCommands(accounts: Command): void {
+export function appPasswordCommands(program: Command, run: Run<Deps>): void {
+  const accounts = commandGroup(program, 'accounts', 'mailboxes');
   const appPasswords = accounts.command('app-passwords').description("an account's app passwords (one per mail client)");
 
   appPasswords
@@ -14,8 +21,8 @@ export function appPasswordCommands(accounts: Command): void {
     .option('--expires <time>', 'ISO 8601 time after which it stops working, e.g. 2027-01-31T00:00:00Z')
     .option('--json', 'print it as JSON (the only place the password appears)')
     .action(async (account: string, opts: { name: string; expires?: string; json?: boolean }) => {
-      const created = await withContext((ctx) =>
-        ctx.appPasswords.create(account, { name: opts.name, ...(opts.expires === undefined ? {} : { expires_at: opts.expires }) }),
+      const created = await run((m) =>
+        m.service.create(account, { name: opts.name, ...(opts.expires === undefined ? {} : { expires_at: opts.expires }) }),
       );
       output(opts.json, created, () =>
         [
@@ -34,9 +41,9 @@ export function appPasswordCommands(accounts: Command): void {
     .argument('<account>', 'the address or id of the account')
     .option('--json', 'print them as JSON ({ account, items })')
     .action(async (account: string, opts: { json?: boolean }) => {
-      const { address, items } = await withContext(async (ctx) => ({
-        address: (await ctx.accounts.get(account)).address,
-        items: await ctx.appPasswords.list(account),
+      const { address, items } = await run(async (m) => ({
+        address: (await m.accounts.resolve(account)).address,
+        items: await m.service.list(account),
       }));
       output(opts.json, { account: address, items }, () =>
         items.length === 0
@@ -55,9 +62,9 @@ export function appPasswordCommands(accounts: Command): void {
     .argument('<id>', 'the app password id (from the list)')
     .option('--json', 'print the result as JSON')
     .action(async (account: string, id: string, opts: { json?: boolean }) => {
-      const address = await withContext(async (ctx) => {
-        await ctx.appPasswords.revoke(account, id);
-        return (await ctx.accounts.get(account)).address;
+      const address = await run(async (m) => {
+        await m.service.revoke(account, id);
+        return (await m.accounts.resolve(account)).address;
       });
       output(opts.json, { ok: true, revoked: id, account: address }, () => `App password ${id} of ${address} revoked.`);
     });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Db, DialectName } from '../db/database.js';
-import { sealContext } from '../db/sealed-columns.js';
-import type { SecretBox } from './secret-box.js';
+import type { Db, DialectName } from './database.js';
+import { sealContext } from './sealed-columns.js';
+import type { SecretBox } from '../shared/secret-box.js';
 
 /**
  * A named random key kept in the database, sealed under the secret key: every

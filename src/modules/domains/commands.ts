@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
-import type { DomainView } from '../../modules/domains/domain.service.js';
 import type { Page } from '../../shared/paging.js';
-import { CliError, output } from '../output.js';
-import { day, pageNote, pageOf, pagingOptions, table, withContext } from './mail-options.js';
+import { CliError, output } from '../../shared/terminal/output.js';
+import { day, pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
+import type { Run } from '../command-types.js';
+import type { DomainView } from './schema.js';
+import type { DomainService } from './domain.service.js';
 
 const describeDomain = (d: DomainView): string =>
   [
@@ -14,7 +16,7 @@ const describeDomain = (d: DomainView): string =>
   ].join('\n');
 
 /** `mailsvc add domain` and `mailsvc domains list|show|delete`. */
-export function domainCommands(program: Command): void {
+export function domainCommands(program: Command, run: Run<{ service: DomainService }>): void {
   program
     .command('add')
     .description('add a mail object (see: mailsvc add domain --help)')
@@ -25,7 +27,7 @@ export function domainCommands(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (name: string, opts: { generateDkim?: boolean; json?: boolean }) => {
       if (opts.generateDkim) throw new CliError('DKIM key generation is not available yet; add the domain without --generate-dkim', 2);
-      const domain = await withContext((ctx) => ctx.domains.create(name));
+      const domain = await run((m) => m.service.create(name));
       output(opts.json, domain, () => `Domain ${domain.name} added (id ${domain.id}). Add accounts with: mailsvc accounts add user@${domain.name}`);
     });
 
@@ -34,7 +36,7 @@ export function domainCommands(program: Command): void {
   pagingOptions(domains.command('list').description('list the domains with their account and alias counts'))
     .option('--json', 'print the page as JSON ({ items, total, limit, offset })')
     .action(async (opts: Page & { json?: boolean }) => {
-      const page = await withContext((ctx) => ctx.domains.list(pageOf(opts)));
+      const page = await run((m) => m.service.list(pageOf(opts)));
       output(opts.json, page, () =>
         page.total === 0
           ? 'No domains yet. Add one with: mailsvc add domain example.org'
@@ -51,7 +53,7 @@ export function domainCommands(program: Command): void {
     .argument('<domain>', 'its name or id')
     .option('--json', 'print it as JSON')
     .action(async (idOrName: string, opts: { json?: boolean }) => {
-      const domain = await withContext((ctx) => ctx.domains.get(idOrName));
+      const domain = await run((m) => m.service.get(idOrName));
       output(opts.json, domain, () => describeDomain(domain));
     });
 
@@ -61,9 +63,9 @@ export function domainCommands(program: Command): void {
     .argument('<domain>', 'its name or id')
     .option('--json', 'print the result as JSON')
     .action(async (idOrName: string, opts: { json?: boolean }) => {
-      const name = await withContext(async (ctx) => {
-        const { name } = await ctx.domains.get(idOrName);
-        await ctx.domains.delete(idOrName);
+      const name = await run(async (m) => {
+        const { name } = await m.service.get(idOrName);
+        await m.service.delete(idOrName);
         return name;
       });
       output(opts.json, { ok: true, deleted: name }, () => `Domain ${name} deleted.`);

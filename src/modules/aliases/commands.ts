@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
 import type { Page } from '../../shared/paging.js';
-import { output } from '../output.js';
-import { pageNote, pageOf, pagingOptions, table, withContext } from './mail-options.js';
+import { output } from '../../shared/terminal/output.js';
+import { pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
+import type { Run } from '../command-types.js';
+import type { AliasService } from './alias.service.js';
 
 /** `mailsvc aliases add|list|delete`: addresses (or @domain catch-alls) that forward. */
-export function aliasCommands(program: Command): void {
+export function aliasCommands(program: Command, run: Run<{ service: AliasService }>): void {
   const aliases = program.command('aliases').description('addresses that forward to other addresses');
 
   aliases
@@ -15,7 +17,7 @@ export function aliasCommands(program: Command): void {
     .option('--json', 'print the alias as JSON')
     .action(async (source: string, destinations: string[], opts: { json?: boolean }) => {
       const list = destinations.flatMap((d) => d.split(',')).map((d) => d.trim()).filter((d) => d !== '');
-      const alias = await withContext((ctx) => ctx.aliases.create({ source, destinations: list }));
+      const alias = await run((m) => m.service.create({ source, destinations: list }));
       output(opts.json, alias, () => `Alias ${alias.source} → ${alias.destinations.join(', ')} added (id ${alias.id}).`);
     });
 
@@ -23,7 +25,7 @@ export function aliasCommands(program: Command): void {
     .option('--domain <domain>', 'only the aliases of this domain (name or id)')
     .option('--json', 'print the page as JSON ({ items, total, limit, offset })')
     .action(async (opts: Page & { domain?: string; json?: boolean }) => {
-      const page = await withContext((ctx) => ctx.aliases.list(opts.domain === undefined ? {} : { domain: opts.domain }, pageOf(opts)));
+      const page = await run((m) => m.service.list(opts.domain === undefined ? {} : { domain: opts.domain }, pageOf(opts)));
       output(opts.json, page, () =>
         page.total === 0
           ? 'No aliases. Add one with: mailsvc aliases add info@example.org alice@example.org'
@@ -40,9 +42,9 @@ export function aliasCommands(program: Command): void {
     .argument('<alias>', 'its source address or id')
     .option('--json', 'print the result as JSON')
     .action(async (idOrSource: string, opts: { json?: boolean }) => {
-      const source = await withContext(async (ctx) => {
-        const { source } = await ctx.aliases.get(idOrSource);
-        await ctx.aliases.delete(idOrSource);
+      const source = await run(async (m) => {
+        const { source } = await m.service.get(idOrSource);
+        await m.service.delete(idOrSource);
         return source;
       });
       output(opts.json, { ok: true, deleted: source }, () => `Alias ${source} deleted.`);

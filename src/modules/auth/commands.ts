@@ -1,14 +1,17 @@
 import type { Command } from 'commander';
-import { loadSettings } from '../../config/settings.js';
-import { writeSettingsKey } from '../../config/settings-file.js';
-import { hashPassword } from '../../modules/auth/admin-credentials.js';
-import { createContext } from '../../app-context.js';
-import { CliError, output } from '../output.js';
-import { askHidden, readStdinLine } from '../prompt.js';
+import type { Settings } from '../../config/settings.js';
+import { CliError, output } from '../../shared/terminal/output.js';
+import { askHidden, readStdinLine } from '../../shared/terminal/prompt.js';
+import type { Run } from '../command-types.js';
+import type { MfaService } from '../mfa/index.js';
+import type { TokenService } from './token.service.js';
+
+/** Built on use: `set-password` touches only the settings, `mfa reset` the database. */
+export type AdminDeps = { settings: Settings; mfa(): Promise<MfaService>; tokens(): Promise<TokenService>; notifyChanges(): void };
 
 const MIN_PASSWORD = 12;
 
-export function adminCommands(program: Command): void {
+export function adminCommands(program: Command, run: Run<AdminDeps>): void {
   const admin = program.command('admin').description('the administrator identity');
 
   admin
@@ -17,7 +20,7 @@ export function adminCommands(program: Command): void {
     .option('--stdin', 'read the password from the first line of standard input instead of asking')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { stdin?: boolean; json?: boolean }) => {
-      const settings = loadSettings();
+      const settings = await run((m) => Promise.resolve(m.settings));
       let password: string;
       if (opts.stdin) {
         password = await readStdinLine();
@@ -27,6 +30,8 @@ export function adminCommands(program: Command): void {
         if (again !== password) throw new CliError('the two passwords differ; nothing was changed', 2);
       }
       if (password.length < MIN_PASSWORD) throw new CliError(`the password must have at least ${MIN_PASSWORD} characters; nothing was changed`, 2);
+      // argon2 and the settings writer are loaded here, not for every `mailsvc` start.
+      const [{ writeSettingsKey }, { hashPassword }] = await Promise.all([import('../../config/settings-file.js'), import('../../shared/password-hash.js')]);
       writeSettingsKey(settings.configFile, 'MAILSVC_ADMIN_PASSWORD_HASH', await hashPassword(password));
       output(opts.json, { ok: true, settings_file: settings.configFile }, () =>
         `Password hash written to ${settings.configFile}. Restart the service (systemctl restart mailsvc) to use it.` +
@@ -41,18 +46,15 @@ export function adminCommands(program: Command): void {
     .description('turn off TOTP and SMS OTP and revoke every access token (for an administrator locked out of their second factor)')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const ctx = await createContext(loadSettings());
-      try {
-        const status = await ctx.mfa.resetAll();
-        const revoked = await ctx.tokens.revokeAll();
+      await run(async (m) => {
+        const status = await (await m.mfa()).resetAll();
+        const revoked = await (await m.tokens()).revokeAll();
         // A running service caches tokens and the MFA record: tell it to drop them.
-        ctx.changes.notify();
+        m.notifyChanges();
         output(opts.json, { ok: true, revoked_tokens: revoked, status }, () =>
           `Second factors reset: TOTP off and its secret erased, SMS OTP off. ${revoked} access token(s) revoked.\n` +
           'Sign in with the password and enroll again under /auth/mfa.',
         );
-      } finally {
-        await ctx.close();
-      }
+      });
     });
 }

@@ -1,31 +1,10 @@
 import { createInterface } from 'node:readline/promises';
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
-import pino from 'pino';
-import { createContext } from '../../app-context.js';
-import type { AppContext } from '../../app-context.js';
-import { loadSettings } from '../../config/settings.js';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../../shared/paging.js';
-import type { Page } from '../../shared/paging.js';
-import { CliError } from '../output.js';
-import { askHidden, readStdinLine } from '../prompt.js';
-
-/**
- * Opens the services on the configured database, runs `fn`, closes them.
- * Logs go to stderr so that stdout holds only the result (--json stays
- * parseable); below warn only when MAILSVC_LOG_LEVEL asks for it, since the
- * service's info lines (each doveadm kick) are noise at a terminal.
- */
-export async function withContext<T>(fn: (ctx: AppContext) => Promise<T>): Promise<T> {
-  const settings = loadSettings();
-  const level = process.env.MAILSVC_LOG_LEVEL ? settings.logLevel : 'warn';
-  const ctx = await createContext(settings, { log: pino({ level }, process.stderr) });
-  try {
-    return await fn(ctx);
-  } finally {
-    await ctx.close();
-  }
-}
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../paging.js';
+import type { Page } from '../paging.js';
+import { CliError } from './output.js';
+import { askHidden, readStdinLine } from './prompt.js';
 
 /** A whole number in [min, max], for an option's argParser (commander reports it as invalid). */
 export function wholeNumber(min: number, max: number): (value: string) => number {

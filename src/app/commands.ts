@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+// The commands' own files, not the modules' index: `mailsvc --help` loads the
+// command definitions and nothing a module runs on.
+import { accountCommands } from '../modules/accounts/commands.js';
+import { aliasCommands } from '../modules/aliases/commands.js';
+import { appPasswordCommands } from '../modules/app-passwords/commands.js';
+import { adminCommands } from '../modules/auth/commands.js';
+import { domainCommands } from '../modules/domains/commands.js';
+import { sendLimitCommands } from '../modules/send-limits/commands.js';
+import { runModule } from './cli-runner.js';
+
+/**
+ * The modules' commands, each given a way to build its own module when it
+ * runs. Adding a module's commands is one line here.
+ */
+export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
+  (p) => adminCommands(p, runModule((m) => m.admin(), { schema: false })),
+  (p) => domainCommands(p, runModule((m) => m.domains())),
+  (p) => accountCommands(p, runModule((m) => m.accounts())),
+  (p) => appPasswordCommands(p, runModule((m) => m.appPasswords())),
+  (p) => sendLimitCommands(p, runModule((m) => m.sendLimits())),
+  (p) => aliasCommands(p, runModule((m) => m.aliases())),
+];

@@ -1,0 +1,124 @@
+import type { MailSessionKicker } from '../adapters/dovecot/doveadm.js';
+import type { Infra } from '../infra/index.js';
+import type { AccountLookup, AccountsModule } from '../modules/accounts/index.js';
+import type { AliasesModule } from '../modules/aliases/index.js';
+import type { AppPasswordsModule } from '../modules/app-passwords/index.js';
+import type { AdminDeps } from '../modules/auth/commands.js';
+import type { AuthModule } from '../modules/auth/index.js';
+import type { DomainsModule } from '../modules/domains/index.js';
+import type { HealthModule } from '../modules/health/index.js';
+import type { MailAuthModule } from '../modules/mail-auth/index.js';
+import type { MfaModule } from '../modules/mfa/index.js';
+import type { HttpModule } from '../modules/route-types.js';
+import type { SendLimitsModule } from '../modules/send-limits/index.js';
+import type { SendFn, SmsModule } from '../modules/sms/index.js';
+
+export type ModuleOptions = { sendSms?: SendFn | undefined; kicker?: MailSessionKicker | undefined };
+
+/**
+ * Every module, each loaded and built on first use from the shared
+ * infrastructure and the small interfaces of the modules it needs. The HTTP
+ * service asks for all of them; a CLI command asks for one, and only that one
+ * and what it needs are even loaded (`import()`), so `domains list` never
+ * loads argon2, the SMS client or Fastify.
+ */
+export class Modules {
+  private readonly built = new Map<string, Promise<unknown>>();
+
+  constructor(readonly infra: Infra, private readonly opts: ModuleOptions = {}) {}
+
+  private once<T>(name: string, make: () => Promise<T>): Promise<T> {
+    let p = this.built.get(name) as Promise<T> | undefined;
+    if (!p) {
+      p = make();
+      this.built.set(name, p);
+    }
+    return p;
+  }
+
+  health(): Promise<HealthModule> {
+    return this.once('health', async () => (await import('../modules/health/index.js')).createHealthModule(this.infra));
+  }
+  sms(): Promise<SmsModule> {
+    return this.once('sms', async () => (await import('../modules/sms/index.js')).createSmsModule(this.infra, { sendSms: this.opts.sendSms }));
+  }
+  mfa(): Promise<MfaModule> {
+    return this.once('mfa', async () => (await import('../modules/mfa/index.js')).createMfaModule(this.infra, { providers: (await this.sms()).providers }));
+  }
+  auth(): Promise<AuthModule> {
+    return this.once('auth', async () => {
+      const [{ createAuthModule }, mfa, sms] = await Promise.all([import('../modules/auth/index.js'), this.mfa(), this.sms()]);
+      return createAuthModule(this.infra, { mfa: mfa.service, sms: sms.sender });
+    });
+  }
+  domains(): Promise<DomainsModule> {
+    return this.once('domains', async () => (await import('../modules/domains/index.js')).createDomainsModule(this.infra));
+  }
+  accounts(): Promise<AccountsModule> {
+    return this.once('accounts', async () => {
+      const { settings } = this.infra;
+      const [{ createAccountsModule }, { DoveadmKicker }, domains, sendLimits] = await Promise.all([
+        import('../modules/accounts/index.js'),
+        import('../adapters/dovecot/doveadm.js'),
+        this.domains(),
+        this.sendLimits(),
+      ]);
+      return createAccountsModule(this.infra, {
+        domains: domains.service,
+        sendLimits: sendLimits.service,
+        kicker: this.opts.kicker ?? new DoveadmKicker({ binary: settings.mail.doveadm, config: settings.mail.dovecotConfig }),
+        // Looked up when an account is deleted: app passwords need the accounts first.
+        dependents: [{ removeForAccount: async (id, tx) => (await this.appPasswords()).service.removeForAccount(id, tx) }],
+      });
+    });
+  }
+  /** The accounts as seen by a module the accounts themselves need (the send limits they notify). */
+  private readonly laterAccounts: Pick<AccountLookup, 'listAll'> = { listAll: async () => (await this.accounts()).lookup.listAll() };
+  sendLimits(): Promise<SendLimitsModule> {
+    return this.once('send-limits', async () => (await import('../modules/send-limits/index.js')).createSendLimitsModule(this.infra, { accounts: this.laterAccounts }));
+  }
+  appPasswords(): Promise<AppPasswordsModule> {
+    return this.once('app-passwords', async () => {
+      const [{ createAppPasswordsModule }, accounts] = await Promise.all([import('../modules/app-passwords/index.js'), this.accounts()]);
+      return createAppPasswordsModule(this.infra, { accounts: accounts.lookup });
+    });
+  }
+  aliases(): Promise<AliasesModule> {
+    return this.once('aliases', async () => {
+      const [{ createAliasesModule }, domains] = await Promise.all([import('../modules/aliases/index.js'), this.domains()]);
+      return createAliasesModule(this.infra, { domains: domains.service });
+    });
+  }
+  mailAuth(): Promise<MailAuthModule> {
+    return this.once('mail-auth', async () => {
+      const [{ createMailAuthModule }, accounts, appPasswords] = await Promise.all([import('../modules/mail-auth/index.js'), this.accounts(), this.appPasswords()]);
+      return createMailAuthModule(this.infra, { accounts: accounts.lookup, appPasswords: appPasswords.service });
+    });
+  }
+
+  /** What the `admin` commands need: `set-password` uses only the settings, so the rest is built when touched. */
+  admin(): Promise<AdminDeps> {
+    return Promise.resolve({
+      settings: this.infra.settings,
+      mfa: async () => (await this.mfa()).service,
+      tokens: async () => (await this.auth()).tokens,
+      notifyChanges: () => this.infra.changes.notify(),
+    });
+  }
+
+  /** What the running service sets up at start, after migrations: the app-password hash key. */
+  async prepare(): Promise<void> {
+    await (await this.appPasswords()).prepare();
+  }
+
+  /** Every module that serves HTTP, in the order their routes are registered. */
+  http(): Promise<HttpModule[]> {
+    return Promise.all([this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases()]);
+  }
+
+  /** Another process changed what the service caches (tokens, the MFA record): read it again. */
+  async dropCaches(): Promise<void> {
+    (await this.auth()).tokens.dropCache();
+    (await this.mfa()).dropCache();
+  }
+}

@@ -1,0 +1,24 @@
+import type { Settings } from '../config/settings.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { createInfra } from '../infra/index.js';
+import type { Infra, InfraOptions } from '../infra/index.js';
+import { Modules } from './modules.js';
+import type { ModuleOptions } from './modules.js';
+
+/**
+ * The long-running service's dependencies: the infrastructure, connected and
+ * migrated (as `serve` needs it), and every module.
+ */
+export async function openService(settings: Settings, opts: InfraOptions & ModuleOptions & { migrate?: boolean } = {}): Promise<Modules> {
+  const infra: Infra = createInfra(settings, opts);
+  try {
+    if (opts.migrate !== false) await migrateToLatest(infra.db);
+    await infra.connectRedis();
+  } catch (err) {
+    await infra.close();
+    throw err;
+  }
+  const modules = new Modules(infra, opts);
+  if (opts.migrate !== false) await modules.prepare();
+  return modules;
+}

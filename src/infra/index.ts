@@ -1,0 +1,2 @@
+export { createInfra, serviceLogger, stderrLogger } from './infra.js';
+export type { Infra, InfraOptions } from './infra.js';

@@ -1,0 +1,124 @@
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type PinoType from 'pino';
+import type { Settings } from '../config/settings.js';
+import { createDb, dialectOf } from '../db/database.js';
+import type { Db, DialectName } from '../db/database.js';
+import type { OutboundPolicy } from '../adapters/outbound/address-policy.js';
+import { AuthLog } from '../shared/auth-log.js';
+import { ChangeSignal } from '../shared/change-signal.js';
+import { systemClock } from '../shared/clock.js';
+import type { Clock } from '../shared/clock.js';
+import { AppError } from '../shared/errors.js';
+import type { SecretBox } from '../shared/secret-box.js';
+import { loadSecretBox } from '../shared/secret-key-file.js';
+
+/**
+ * The shared infrastructure every module is built from. Each part is made on
+ * first use, so a CLI command pays only for what it touches: `mailsvc --help`
+ * opens nothing, `domains list` opens the database and nothing else.
+ */
+export type Infra = {
+  readonly settings: Settings;
+  readonly log: Logger;
+  readonly clock: Clock;
+  readonly dialect: DialectName;
+  /** The database, opened on first use. Never migrated here: `serve` and `db migrate` do that. */
+  readonly db: Db;
+  /** The MAILSVC_REDIS_URL client (made on first use, connects on its first command); undefined without it. */
+  readonly redis: Redis | undefined;
+  /** Seals and opens stored secrets; reads (or on first start writes) the key file on first use. */
+  readonly box: SecretBox;
+  readonly authLog: AuthLog;
+  readonly outbound: OutboundPolicy;
+  /** Tells a running service that a host command changed what it caches. */
+  readonly changes: ChangeSignal;
+  /** Connects Redis now, for `serve`: an unreachable Redis stops the start with one clear line. */
+  connectRedis(): Promise<void>;
+  close(): Promise<void>;
+};
+
+export type InfraOptions = { clock?: Clock; log?: Logger | (() => Logger) };
+
+// Loaded on first use: a CLI command that logs nothing and uses no Redis loads neither.
+const require = createRequire(import.meta.url);
+const loadPino = (): typeof PinoType => require('pino') as typeof PinoType;
+const loadRedis = (): typeof Redis => (require('ioredis') as { Redis: typeof Redis }).Redis;
+
+export function serviceLogger(settings: Settings): Logger {
+  return loadPino()({ level: settings.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
+}
+
+/** A logger to stderr, for CLI commands: stdout holds only their result. */
+export function stderrLogger(level: string): Logger {
+  return loadPino()({ level }, process.stderr);
+}
+
+function memo<T>(make: () => T): () => T {
+  let made = false;
+  let value: T;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value;
+  };
+}
+
+export function createInfra(settings: Settings, opts: InfraOptions = {}): Infra {
+  const given = opts.log;
+  const log = memo((): Logger => (given === undefined ? serviceLogger(settings) : typeof given === 'function' ? given() : given));
+  let dbOpen: Db | undefined;
+  let redisOpen: Redis | undefined;
+  let changesOpen: ChangeSignal | undefined;
+  const db = memo(() => (dbOpen = createDb(settings.databaseUrl)));
+  const redis = memo((): Redis | undefined => {
+    if (!settings.redisUrl) return undefined;
+    const RedisClient = loadRedis();
+    const client = new RedisClient(settings.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    // Without a listener ioredis prints every connection error as an unhandled event.
+    client.on('error', (err: Error) => log().warn({ err: { message: err.message } }, 'redis connection error'));
+    return (redisOpen = client);
+  });
+  const box = memo(() => loadSecretBox(settings));
+  const authLog = memo(() => new AuthLog(settings.authLog));
+  const changes = memo(() => (changesOpen = new ChangeSignal(settings.dataDir)));
+  return {
+    settings,
+    get log() {
+      return log();
+    },
+    clock: opts.clock ?? systemClock,
+    dialect: dialectOf(settings.databaseUrl),
+    get db() {
+      return db();
+    },
+    get redis() {
+      return redis();
+    },
+    get box() {
+      return box();
+    },
+    get authLog() {
+      return authLog();
+    },
+    outbound: { allowHosts: settings.outboundAllowHosts },
+    get changes() {
+      return changes();
+    },
+    async connectRedis() {
+      const client = redis();
+      if (!client || client.status === 'ready') return;
+      await client.connect().catch((err: unknown) => {
+        throw new AppError('unavailable', `cannot reach Redis at MAILSVC_REDIS_URL (${err instanceof Error ? err.message : String(err)}); check that it runs`);
+      });
+    },
+    async close() {
+      changesOpen?.close();
+      if (redisOpen) await redisOpen.quit().catch(() => redisOpen?.disconnect());
+      if (dbOpen) await dbOpen.destroy();
+    },
+  };
+}

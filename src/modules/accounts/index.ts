@@ -1,0 +1,54 @@
+import type { FastifyInstance } from 'fastify';
+import type { Infra } from '../../infra/index.js';
+import type { MailSessionKicker } from '../../adapters/dovecot/doveadm.js';
+import type { DomainLookup } from '../domains/index.js';
+import type { RouteKit } from '../route-types.js';
+import { AccountRepository } from './account.repository.js';
+import type { AccountRow } from './account.repository.js';
+import { AccountService } from './account.service.js';
+import type { AccountDependents, SendLimitsListener } from './account.service.js';
+
+export { accountCommands } from './commands.js';
+export { verifyMailPassword } from './mail-password.js';
+export type { AccountInput, AccountPatch, AccountView } from './schema.js';
+export type { AccountDependents, AccountService, SendLimitsListener } from './account.service.js';
+export type { AccountRow } from './account.repository.js';
+
+/** An account for the mail login path, with whether its domain is active. */
+export type LoginAccount = AccountRow & { domain_active: number };
+
+/** What other modules may ask of the accounts. */
+export type AccountLookup = {
+  resolve(idOrAddress: string | number): Promise<AccountRow>;
+  findForLogin(address: string): Promise<LoginAccount | undefined>;
+  listAll(): Promise<AccountRow[]>;
+  /** Ends the account's open IMAP and POP sessions (a failure is logged, never thrown). */
+  kick(address: string): Promise<void>;
+};
+
+export type AccountsDeps = {
+  domains: DomainLookup;
+  sendLimits: SendLimitsListener;
+  kicker: MailSessionKicker;
+  /** Rows of other modules removed with an account (its app passwords). */
+  dependents: AccountDependents[];
+};
+
+export function createAccountsModule(infra: Pick<Infra, 'db' | 'clock' | 'log'>, deps: AccountsDeps) {
+  const repo = new AccountRepository(infra.db);
+  const service = new AccountService(repo, deps.domains, deps.kicker, deps.sendLimits, infra.clock, infra.log, deps.dependents);
+  const lookup: AccountLookup = {
+    resolve: (idOrAddress) => service.resolve(idOrAddress),
+    findForLogin: (address) => repo.findForLogin(address),
+    listAll: () => repo.listAll(),
+    kick: (address) => service.kick(address),
+  };
+  return {
+    service,
+    lookup,
+    domains: deps.domains,
+    sendRateDefaults: () => deps.sendLimits.defaults,
+    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).accountRoutes(app, service, kit.hooks, kit.errors),
+  };
+}
+export type AccountsModule = ReturnType<typeof createAccountsModule>;

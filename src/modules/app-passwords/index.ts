@@ -1,0 +1,36 @@
+import type { FastifyInstance } from 'fastify';
+import type { Infra } from '../../infra/index.js';
+import { serviceKey } from '../../db/service-keys.js';
+import type { AccountLookup } from '../accounts/index.js';
+import type { RouteKit } from '../route-types.js';
+import { AppPasswordService } from './app-password.service.js';
+
+export { appPasswordCommands } from './commands.js';
+export type { AppPasswordCreated, AppPasswordView } from './schema.js';
+export type { AppPasswordService } from './app-password.service.js';
+
+/** What the mail login path asks: is this an app password of that account? */
+export type AppPasswordVerifier = Pick<AppPasswordService, 'verify'>;
+
+export function createAppPasswordsModule(infra: Pick<Infra, 'db' | 'dialect' | 'box' | 'clock'>, deps: { accounts: AccountLookup }) {
+  let key: Promise<Buffer> | undefined;
+  const hashKey = (): Promise<Buffer> => {
+    // Kept if it worked; asked again after a failure (the database was briefly away).
+    key ??= serviceKey(infra.db, infra.dialect, infra.box, 'app-password-hash').catch((err: unknown) => {
+      key = undefined;
+      throw err;
+    });
+    return key;
+  };
+  const service = new AppPasswordService(infra.db, deps.accounts, hashKey, infra.clock);
+  return {
+    service,
+    accounts: deps.accounts,
+    /** Reads (or on a new database makes) the hash key now, as the service does at start. */
+    prepare: async (): Promise<void> => {
+      await hashKey();
+    },
+    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).appPasswordRoutes(app, service, kit.hooks, kit.errors),
+  };
+}
+export type AppPasswordsModule = ReturnType<typeof createAppPasswordsModule>;

@@ -1,0 +1,36 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ADMIN_SECURITY as security } from '../route-types.js';
+import type { AdminHooks, RouteErrors } from '../route-types.js';
+import type { AppPasswordService } from './app-password.service.js';
+import { AccountParam, AppPasswordBody, AppPasswordCreated, AppPasswordParam, AppPasswordSchema } from './schema.js';
+
+/** An account's app passwords, under /accounts/{id}/app-passwords. */
+export function appPasswordRoutes(app: FastifyInstance, appPasswords: AppPasswordService, hooks: AdminHooks, errors: RouteErrors): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['accounts'];
+  const onRequest = hooks.admin;
+  r.post('/accounts/:id/app-passwords', {
+    onRequest,
+    schema: { tags, security, summary: 'Create an app password: the password is in this answer only', params: AccountParam, body: AppPasswordBody, response: { 201: AppPasswordCreated, ...errors(400, 401, 403, 404, 422) } },
+    handler: async (req, reply) => reply.status(201).send(await appPasswords.create(req.params.id, req.body)),
+  });
+  r.get('/accounts/:id/app-passwords', {
+    onRequest,
+    schema: { tags, security, summary: 'The account\'s app passwords (never the secret)', params: AccountParam, response: { 200: Type.Array(AppPasswordSchema), ...errors(400, 401, 403, 404) } },
+    handler: (req) => appPasswords.list(req.params.id),
+  });
+  r.delete('/accounts/:id/app-passwords/:appId', {
+    onRequest,
+    schema: {
+      tags, security, summary: 'Revoke an app password (ends the account\'s open IMAP/POP sessions)',
+      params: AppPasswordParam,
+      response: { 204: Type.Null(), ...errors(400, 401, 403, 404) },
+    },
+    handler: async (req, reply) => {
+      await appPasswords.revoke(req.params.id, req.params.appId);
+      return reply.status(204).send(null);
+    },
+  });
+}

@@ -1,0 +1,60 @@
+import type { FastifyInstance } from 'fastify';
+import type { Infra } from '../../infra/index.js';
+import type { MfaService } from '../mfa/index.js';
+import type { SmsSender } from '../sms/index.js';
+import type { RouteKit } from '../route-types.js';
+import { AdminCredentials } from './admin-credentials.js';
+import { AdminGuard } from './admin-guard.js';
+import { AuthService } from './auth.service.js';
+import { MemoryChallengeStore, RedisChallengeStore } from './challenge-store.js';
+import { Lockout } from './lockout.js';
+import { TokenRepository } from './token.repository.js';
+import { LocalRevocations, RedisRevocations } from './token-revocations.js';
+import { TokenService } from './token.service.js';
+
+export { adminCommands } from './commands.js';
+export { hashPassword } from './admin-credentials.js';
+export type { AdminGuard, AdminPrincipal, AdminRequest } from './admin-guard.js';
+export type { AuthService } from './auth.service.js';
+export type { TokenService } from './token.service.js';
+
+/** Sign-in, tokens, the lockout and the guard of every Admin endpoint. */
+export function createAuthModule(
+  infra: Pick<Infra, 'db' | 'redis' | 'box' | 'clock' | 'settings' | 'authLog'>,
+  deps: { mfa: MfaService; sms: SmsSender },
+) {
+  const { settings, redis, clock } = infra;
+  const credentials = new AdminCredentials(settings.adminUsername, settings.adminPasswordHash, settings.adminPassword);
+  const lockout = new Lockout(
+    { failLimit: settings.apiAuthFailLimit, windowSeconds: settings.apiAuthFailWindow, blockSeconds: settings.apiAuthBlockSeconds },
+    redis,
+  );
+  const tokens = new TokenService(
+    new TokenRepository(infra.db),
+    clock,
+    settings.accessTokenTtl,
+    redis ? new RedisRevocations(redis, settings.accessTokenTtl * 1000) : new LocalRevocations(),
+  );
+  const auth = new AuthService({
+    credentials,
+    lockout,
+    challenges: redis ? new RedisChallengeStore(redis, clock) : new MemoryChallengeStore(clock),
+    tokens,
+    mfa: deps.mfa,
+    sms: deps.sms,
+    authLog: infra.authLog,
+    clock,
+    policy: { mfaRequired: settings.mfaRequired, allowBasicWithoutToken: settings.mfaAllowBasicWithoutToken, challengeTtlSeconds: settings.mfaChallengeTtl },
+    codeKey: infra.box.derive('sms-code'),
+  });
+  const guard = new AdminGuard({ tokens, credentials, lockout, mfa: deps.mfa, authLog: infra.authLog, passwordAloneAllowed: auth.passwordAloneAllowed });
+  return {
+    auth,
+    guard,
+    tokens,
+    lockout,
+    mfa: deps.mfa,
+    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).authRoutes(app, auth, kit.errors),
+  };
+}
+export type AuthModule = ReturnType<typeof createAuthModule>;

@@ -1,0 +1,22 @@
+import type { Infra } from '../../infra/index.js';
+import type { RouteKit } from '../route-types.js';
+import type { FastifyInstance } from 'fastify';
+import { DomainRepository } from './domain.repository.js';
+import { DomainService } from './domain.service.js';
+
+export { domainCommands } from './commands.js';
+export type { DomainView } from './schema.js';
+export type { DomainService } from './domain.service.js';
+export type { DomainRow } from './domain.repository.js';
+
+/** What other modules may ask of the domains: find one, or insist that it exists. */
+export type DomainLookup = Pick<DomainService, 'resolve' | 'requireExisting'>;
+
+export function createDomainsModule(infra: Pick<Infra, 'db' | 'clock'>) {
+  const service = new DomainService(new DomainRepository(infra.db), infra.clock);
+  return {
+    service,
+    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).domainRoutes(app, service, kit.hooks, kit.errors),
+  };
+}
+export type DomainsModule = ReturnType<typeof createDomainsModule>;

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import type { CountryCode } from 'libphonenumber-js';
+import type { Infra } from '../../infra/index.js';
+import type { ProviderCredentials } from '../sms/index.js';
+import type { RouteKit } from '../route-types.js';
+import { MfaRepository } from './mfa.repository.js';
+import { MfaService } from './mfa.service.js';
+
+export { MethodName, METHODS } from './schema.js';
+export type { Method } from './schema.js';
+export type { MfaService, MfaStatus, TotpEnrollment } from './mfa.service.js';
+
+export function createMfaModule(infra: Pick<Infra, 'db' | 'redis' | 'box' | 'clock' | 'settings'>, deps: { providers: ProviderCredentials }) {
+  const { settings } = infra;
+  // Without Redis every instance is alone: the record is cached in the process (host commands signal changes).
+  const repo = new MfaRepository(infra.db, infra.redis === undefined);
+  const service = new MfaService(repo, deps.providers, infra.box, infra.clock, {
+    issuer: settings.mfaIssuer,
+    mfaRequired: settings.mfaRequired,
+    smsDefaultRegion: settings.smsDefaultRegion as CountryCode | undefined,
+  });
+  return {
+    service,
+    dropCache: () => repo.dropCache(),
+    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).mfaRoutes(app, service, kit.hooks, kit.errors),
+  };
+}
+export type MfaModule = ReturnType<typeof createMfaModule>;

@@ -1,0 +1,2 @@
+export { resealAll } from './rotation.service.js';
+export type { ResealResult } from './rotation.service.js';

@@ -1,0 +1,18 @@
+import type { FastifyInstance } from 'fastify';
+import { ADMIN_SECURITY as security } from '../route-types.js';
+import type { AdminHooks, RouteErrors } from '../route-types.js';
+import { SyncResult } from './schema.js';
+import type { SendLimitsService } from './send-limits.service.js';
+
+export function sendLimitRoutes(app: FastifyInstance, sendLimits: SendLimitsService, hooks: AdminHooks, errors: RouteErrors): void {
+  app.post('/accounts/send-limits/sync', {
+    onRequest: hooks.admin,
+    schema: {
+      tags: ['accounts'],
+      security,
+      summary: "Push every account's effective send limits to the maps the policy service reads",
+      response: { 200: SyncResult, ...errors(401, 403) },
+    },
+    handler: () => sendLimits.syncAll(),
+  });
+}

@@ -1,0 +1,81 @@
+import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
+import type { Settings } from '../../src/config/settings.js';
+import type { Db, DialectName } from '../../src/db/database.js';
+import { openService } from '../../src/app/service.js';
+import type { Modules } from '../../src/app/modules.js';
+import type { MailSessionKicker } from '../../src/adapters/dovecot/doveadm.js';
+import type { SendFn } from '../../src/modules/sms/index.js';
+import type { Clock } from '../../src/shared/clock.js';
+
+export type ContextOptions = { clock?: Clock; sendSms?: SendFn; migrate?: boolean; log?: Logger; kicker?: MailSessionKicker };
+
+/**
+ * The service's modules as `mailsvc serve` opens them (migrated, Redis
+ * connected), with the services the tests drive under short names.
+ */
+type Built<K extends keyof Modules> = Modules[K] extends () => Promise<infer M> ? M : never;
+
+export type TestContext = {
+  modules: Modules;
+  settings: Settings;
+  log: Logger;
+  clock: Clock;
+  db: Db;
+  dialect: DialectName;
+  redis: Redis | undefined;
+  readonly box: Modules['infra']['box'];
+  readonly changes: Modules['infra']['changes'];
+  readonly tokens: Built<'auth'>['tokens'];
+  readonly guard: Built<'auth'>['guard'];
+  readonly auth: Built<'auth'>['auth'];
+  readonly mfa: Built<'mfa'>['service'];
+  readonly providers: Built<'sms'>['providers'];
+  readonly health: Built<'health'>['service'];
+  readonly domains: Built<'domains'>['service'];
+  readonly accounts: Built<'accounts'>['service'];
+  readonly aliases: Built<'aliases'>['service'];
+  readonly appPasswords: Built<'appPasswords'>['service'];
+  readonly mailAuth: Built<'mailAuth'>['service'];
+  readonly sendLimits: Built<'sendLimits'>['service'];
+  readonly sendCounter: Built<'sendLimits'>['counter'];
+  dropCaches(): void;
+  close(): Promise<void>;
+};
+
+export async function createContext(settings: Settings, opts: ContextOptions = {}): Promise<TestContext> {
+  const modules = await openService(settings, opts);
+  const { infra } = modules;
+  // Every module built up front, so that the tests reach each service without awaiting.
+  const [auth, mfa, sms, health, domains, accounts, aliases, appPasswords, mailAuth, sendLimits] = await Promise.all([
+    modules.auth(), modules.mfa(), modules.sms(), modules.health(), modules.domains(), modules.accounts(),
+    modules.aliases(), modules.appPasswords(), modules.mailAuth(), modules.sendLimits(),
+  ]);
+  const m = { auth, mfa, sms, health, domains, accounts, aliases, appPasswords, mailAuth, sendLimits };
+  return {
+    modules,
+    settings,
+    log: infra.log,
+    clock: infra.clock,
+    db: infra.db,
+    dialect: infra.dialect,
+    redis: infra.redis,
+    get box() { return infra.box; },
+    get changes() { return infra.changes; },
+    get tokens() { return m.auth.tokens; },
+    get guard() { return m.auth.guard; },
+    get auth() { return m.auth.auth; },
+    get mfa() { return m.mfa.service; },
+    get providers() { return m.sms.providers; },
+    get health() { return m.health.service; },
+    get domains() { return m.domains.service; },
+    get accounts() { return m.accounts.service; },
+    get aliases() { return m.aliases.service; },
+    get appPasswords() { return m.appPasswords.service; },
+    get mailAuth() { return m.mailAuth.service; },
+    get sendLimits() { return m.sendLimits.service; },
+    get sendCounter() { return m.sendLimits.counter; },
+    dropCaches: () => void modules.dropCaches(),
+    close: () => infra.close(),
+  };
+}
