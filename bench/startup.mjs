@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { median, percentile, round, table } from './lib/stats.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist/cli/bin.js');
+const CLI = join(ROOT, 'dist/bundle/mailsvc.js');
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 30);
 const WARMUP = 3;
 

@@ -9,7 +9,7 @@ import { SEALED_COLUMNS } from '../../src/db/sealed-columns.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The installed command (package.json "bin"), as `npm run build` leaves it. */
-export const CLI_BIN = join(REPO_ROOT, 'dist/cli/bin.js');
+export const CLI_BIN = join(REPO_ROOT, 'dist/bundle/mailsvc.js');
 
 /** The CLI as test/global-setup.ts built it (once, before every test file). */
 export function buildCli(): string {
@@ -27,7 +27,7 @@ export type CliOptions = {
   timeoutMs?: number;
 };
 
-/** Runs `node dist/cli/bin.js <args>` in a clean environment and collects its output. */
+/** Runs `node dist/bundle/mailsvc.js <args>` in a clean environment and collects its output. */
 export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_BIN, ...args], {
