@@ -1,8 +1,17 @@
 import type { Settings } from './config/settings.js';
+import { bindOrExplain, socketInUse } from './app/listeners.js';
 import { openService } from './app/service.js';
 import { buildApp } from './http/app.js';
+import { AppError } from './shared/errors.js';
 
-/** `mailsvc serve` / `npm start`: the API, the mail auth hook and the policy service until SIGINT or SIGTERM. */
+type Closable = { close(): Promise<void> };
+
+/**
+ * `mailsvc serve` / `npm start`: the Postfix policy service, the Dovecot auth
+ * hook and the API until SIGINT or SIGTERM. The fixed addresses are bound
+ * first, the API last: a second instance stops at the first one taken, with
+ * nothing of its own left open, and when the API answers the others already do.
+ */
 export async function serve(settings: Settings): Promise<void> {
   const modules = await openService(settings);
   const { log } = modules.infra;
@@ -12,24 +21,42 @@ export async function serve(settings: Settings): Promise<void> {
   if (!settings.adminPasswordHash && !settings.adminPassword) {
     log.warn('no administrator password is set: every sign-in fails until you run mailsvc admin set-password');
   }
-  const app = await buildApp(modules);
+  const open: Closable[] = [];
+  const closeAll = async (): Promise<void> => {
+    for (const c of open.reverse()) await c.close().catch(() => undefined);
+    await modules.infra.close();
+  };
+  try {
+    const app = await buildApp(modules);
+    const { mail } = settings;
+    if (mail.policyListen) {
+      const { host, port } = mail.policyListen;
+      const sendLimits = await modules.sendLimits();
+      open.push(await bindOrExplain('MAILSVC_POLICY_LISTEN', `${host}:${port}`, () => sendLimits.startPolicyServer({ host, port })));
+      log.info({ listen: mail.policyListen }, 'postfix policy service listening');
+    }
+    if (mail.authHookSocket || mail.authHookListen) {
+      if (mail.authHookSocket && (await socketInUse(mail.authHookSocket))) {
+        throw new AppError('unavailable', `MAILSVC_MAIL_AUTH_SOCKET (${mail.authHookSocket}) is served by another running mailsvc: stop it, or set MAILSVC_MAIL_AUTH_SOCKET to another path`);
+      }
+      const mailAuth = await modules.mailAuth();
+      const where = [mail.authHookSocket, mail.authHookListen && `${mail.authHookListen.host}:${mail.authHookListen.port}`].filter(Boolean).join(', ');
+      const hook = await bindOrExplain(mail.authHookListen ? 'MAILSVC_MAIL_AUTH_LISTEN' : 'MAILSVC_MAIL_AUTH_SOCKET', where, () =>
+        mailAuth.startHookServer({ socketPath: mail.authHookSocket ?? undefined, socketGroup: mail.authHookSocketGroup, tcp: mail.authHookListen ?? undefined }),
+      );
+      open.push(hook);
+      log.info({ socket: mail.authHookSocket, tcp: mail.authHookListen }, 'mail auth hook listening');
+    }
+    open.push({ close: () => app.close() });
+    await bindOrExplain('MAILSVC_API_PORT', `${settings.apiHost}:${settings.apiPort}`, () => app.listen({ host: settings.apiHost, port: settings.apiPort }));
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
   // mailsvc commands on the host (admin mfa reset) signal changes the caches must not hide.
   modules.infra.changes.watch(() => void modules.dropCaches());
-  const { mail } = settings;
-  const hook =
-    mail.authHookSocket || mail.authHookListen
-      ? await (await modules.mailAuth()).startHookServer({ socketPath: mail.authHookSocket ?? undefined, socketGroup: mail.authHookSocketGroup, tcp: mail.authHookListen ?? undefined })
-      : null;
-  if (hook) log.info({ socket: mail.authHookSocket, tcp: mail.authHookListen }, 'mail auth hook listening');
-  const policy = mail.policyListen ? await (await modules.sendLimits()).startPolicyServer(mail.policyListen) : null;
-  if (policy) log.info({ listen: mail.policyListen }, 'postfix policy service listening');
-  // The API last: when it answers, the hook and the policy service already do.
-  await app.listen({ host: settings.apiHost, port: settings.apiPort });
   const stop = async (): Promise<void> => {
-    await hook?.close();
-    await policy?.close();
-    await app.close();
-    await modules.infra.close();
+    await closeAll();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());

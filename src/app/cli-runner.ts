@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import type { Settings } from '../config/settings.js';
 import type { Run } from '../modules/command-types.js';
 import { CliError } from '../shared/terminal/output.js';
 import type { Modules } from './modules.js';
@@ -14,6 +16,22 @@ export type RunOptions = {
  * only the result (--json stays parseable), below warn only when
  * MAILSVC_LOG_LEVEL asks for it.
  */
+/**
+ * A host command never creates a database: an SQLite file that is not there is
+ * a wrong data directory far more often than a new host.
+ */
+function assertDatabaseExists(settings: Settings): void {
+  const { databaseUrl, dataDir, configFile, layout } = settings;
+  if (!databaseUrl.startsWith('sqlite://')) return;
+  const path = databaseUrl.slice('sqlite://'.length);
+  if (path === '' || existsSync(path)) return;
+  throw new CliError(
+    `no database at ${path} (data directory ${dataDir}, settings file ${configFile}, ${layout} defaults): ` +
+      'run mailsvc db migrate to create it there, or set MAILSVC_DATA_DIR (or MAILSVC_DATABASE_URL) to where your data is',
+    78,
+  );
+}
+
 export function runModule<M>(pick: (modules: Modules) => Promise<M>, opts: RunOptions = {}): Run<M> {
   return async (fn) => {
     const [{ loadSettings }, { createInfra, stderrLogger }, { Modules }] = await Promise.all([
@@ -26,6 +44,7 @@ export function runModule<M>(pick: (modules: Modules) => Promise<M>, opts: RunOp
     const infra = createInfra(settings, { log: () => stderrLogger(level) });
     try {
       if (opts.schema !== false) {
+        assertDatabaseExists(settings);
         const { LATEST_SCHEMA, appliedSchema } = await import('../db/migrate.js');
         const applied = await appliedSchema(infra.db);
         if (applied !== LATEST_SCHEMA) {

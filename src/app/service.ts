@@ -3,6 +3,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { createInfra } from '../infra/index.js';
 import type { Infra, InfraOptions } from '../infra/index.js';
 import { Modules } from './modules.js';
+import { ensureDataDir, looseModes } from '../infra/data-dir.js';
 import type { ModuleOptions } from './modules.js';
 
 /**
@@ -10,7 +11,8 @@ import type { ModuleOptions } from './modules.js';
  * migrated (as `serve` needs it), and every module.
  */
 export async function openService(settings: Settings, opts: InfraOptions & ModuleOptions & { migrate?: boolean } = {}): Promise<Modules> {
-  const infra: Infra = createInfra(settings, opts);
+  ensureDataDir(settings);
+  const infra: Infra = createInfra(settings, { createKeyFile: true, ...opts });
   try {
     if (opts.migrate !== false) await migrateToLatest(infra.db);
     await infra.connectRedis();
@@ -18,6 +20,7 @@ export async function openService(settings: Settings, opts: InfraOptions & Modul
     await infra.close();
     throw err;
   }
+  for (const line of looseModes(settings)) infra.log.warn(`data directory too open: ${line}`);
   const modules = new Modules(infra, opts);
   if (opts.migrate !== false) await modules.prepare();
   return modules;

@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -63,14 +63,19 @@ afterEach(() => {
 });
 
 describe('mailsvc add domain / domains', () => {
-  it('on a database that was never migrated: exit 78 naming `mailsvc db migrate`, and no table is made', async () => {
+  it('never creates a database: no file is exit 78 naming where it looked and db migrate; an unmigrated one is exit 78 too', async () => {
     const dir = dataDir();
-    await expectFailure(cli(dir, ['domains', 'list']), 78, /has schema none, this mailsvc needs \S+: run mailsvc db migrate/);
-    await expectFailure(cli(dir, ['add', 'domain', 'example.org']), 78, /run mailsvc db migrate/);
+    const db = join(dir, 'mailsvc.db');
+    await expectFailure(cli(dir, ['domains', 'list']), 78, new RegExp(`no database at ${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(data directory ${dir}.*run mailsvc db migrate`));
+    await expectFailure(cli(dir, ['add', 'domain', 'example.org']), 78, /no database at .*run mailsvc db migrate/);
+    expect(existsSync(db)).toBe(false);
+    expect(existsSync(join(dir, 'secret.key'))).toBe(false);
     expect(await cli(dir, ['--help'])).toMatchObject({ code: 0 });
+    // A file that is not a migrated database (an empty one, a wrong path's leftover) is not used either.
+    writeFileSync(db, '');
+    await expectFailure(cli(dir, ['domains', 'list']), 78, /has schema none, this mailsvc needs \S+: run mailsvc db migrate/);
     const migrated = await cli(dir, ['db', 'migrate', '--json']);
     expectOk(migrated);
-    // Nothing before `db migrate` made a table: it applied every migration.
     expect((json(migrated) as { applied: string[] }).applied[0]).toBe('0001_auth');
   });
 

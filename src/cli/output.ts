@@ -2,6 +2,7 @@ import { AppError } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { SettingsError } from '../config/settings-error.js';
 import { CliError } from '../shared/terminal/output.js';
+import { KeyFileMissing } from '../shared/secret-key-file.js';
 
 export { CliError, output } from '../shared/terminal/output.js';
 
@@ -17,6 +18,9 @@ export function fail(err: unknown): never {
     code = err.exitCode;
   } else if (err instanceof SettingsError) {
     message = `${err.message}; fix it in the environment or in the settings file`;
+    code = 78;
+  } else if (err instanceof KeyFileMissing) {
+    message = err.message;
     code = 78;
   } else if (err instanceof AppError) {
     message = err.detail;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,5 +70,34 @@ describe('mailsvc serve (what npm start runs)', () => {
     });
     expect(code, stderr).toBe(0);
     expect(stderr).not.toMatch(/DeprecationWarning|FSTDEP/);
+  });
+
+  it('a second instance on a taken policy port stops at once with one line naming MAILSVC_POLICY_LISTEN, opening nothing and taking nothing over', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mailsvc-serve-'));
+    const [api, api2, policy] = [await freePort(), await freePort(), await freePort()];
+    const env = (port: number): Record<string, string> => ({
+      PATH: process.env.PATH ?? '', MAILSVC_DATA_DIR: dir, MAILSVC_API_PORT: String(port), MAILSVC_POLICY_LISTEN: `127.0.0.1:${policy}`, MAILSVC_ADMIN_PASSWORD: 'correct horse battery staple',
+    });
+    child = spawn(process.execPath, [buildCli(), 'serve'], { cwd: REPO_ROOT, env: env(api), stdio: ['ignore', 'pipe', 'pipe'] });
+    await until(async () => ((await fetch(`http://127.0.0.1:${api}/health`)).ok ? true : undefined));
+    const socket = join(dir, 'auth-hook.sock');
+    const inode = statSync(socket).ino;
+
+    const second = spawn(process.execPath, [buildCli(), 'serve'], { cwd: REPO_ROOT, env: env(api2), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    second.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => second.once('exit', (c) => resolve(c)));
+    expect(code).toBe(69);
+    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^mailsvc: MAILSVC_POLICY_LISTEN \(127\.0\.0\.1:\d+\) is already in use/)]);
+    // Its API port was never opened, and the first instance keeps its hook socket.
+    await expect(fetch(`http://127.0.0.1:${api2}/health`)).rejects.toThrow();
+    expect(statSync(socket).ino).toBe(inode);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const c = createConnection(socket);
+      c.on('data', (d) => (resolve(d.toString()), c.end()));
+      c.on('error', reject);
+      c.write('AUTH\timap\t127.0.0.1\t00\t00\n');
+    });
+    expect(answer).toMatch(/^(FAIL|ERROR)/);
   });
 });

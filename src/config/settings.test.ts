@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSettings, SettingsError } from './settings.js';
+import { INSTALLED_CONFIG_FILE, INSTALLED_DATA_DIR, detectLayout, packageRoot } from './layout.js';
 
-describe('settings (decisions.md §1)', () => {
+describe('settings', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mailsvc-settings-'));
 
   it('has the documented defaults', () => {
@@ -47,5 +48,52 @@ describe('settings (decisions.md §1)', () => {
     }
     expect(error).toBeInstanceOf(SettingsError);
     expect((error as Error).message).toContain(key);
+  });
+});
+
+describe('where the data lives', () => {
+  const env = (extra: Record<string, string> = {}): Record<string, string> => ({ ...extra });
+
+  it('a checkout keeps var/ of the checkout, whatever the current directory', () => {
+    const root = mkdtempSync(join(tmpdir(), 'mailsvc-checkout-'));
+    const layout = detectLayout(root);
+    mkdirSync(join(root, 'src'));
+    writeFileSync(join(root, 'src', 'main.ts'), '');
+    const checkout = detectLayout(root);
+    expect(layout.kind).toBe('installed');
+    expect(checkout).toMatchObject({ kind: 'checkout', dataDir: join(root, 'var') });
+    for (const cwd of ['/', tmpdir(), root]) {
+      const s = loadSettings(env(), cwd, checkout);
+      expect(s.dataDir).toBe(join(root, 'var'));
+      expect(s.configFile).toBe(join(root, 'var', 'mailsvc.conf'));
+      expect(s.databaseUrl).toBe(`sqlite://${join(root, 'var', 'mailsvc.db')}`);
+    }
+  });
+
+  it('an installed release uses /var/lib/mailsvc and /etc/mailsvc/mailsvc.conf from any directory', () => {
+    const root = mkdtempSync(join(tmpdir(), 'mailsvc-release-'));
+    const layout = detectLayout(root);
+    expect(layout).toMatchObject({ kind: 'installed', dataDir: INSTALLED_DATA_DIR, configFile: INSTALLED_CONFIG_FILE });
+    for (const cwd of ['/', '/root', root]) {
+      const s = loadSettings(env(), cwd, layout);
+      expect(s.dataDir).toBe('/var/lib/mailsvc');
+      expect(s.configFile).toBe('/etc/mailsvc/mailsvc.conf');
+      expect(s.authLog).toBe('/var/lib/mailsvc/auth.log');
+    }
+  });
+
+  it('the settings file may move the data directory; the environment wins over it', () => {
+    const root = mkdtempSync(join(tmpdir(), 'mailsvc-release-'));
+    const conf = join(root, 'mailsvc.conf');
+    writeFileSync(conf, `MAILSVC_DATA_DIR=${join(root, 'data')}\n`);
+    const layout = { ...detectLayout(root), configFile: conf };
+    expect(loadSettings(env(), '/', layout).dataDir).toBe(join(root, 'data'));
+    expect(loadSettings(env({ MAILSVC_DATA_DIR: join(root, 'other') }), '/', layout).dataDir).toBe(join(root, 'other'));
+  });
+
+  it('this repository is a checkout: the default data directory is its var/', () => {
+    const s = loadSettings({}, '/');
+    expect(s.layout).toBe('checkout');
+    expect(s.dataDir).toBe(join(packageRoot(), 'var'));
   });
 });

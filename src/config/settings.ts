@@ -1,6 +1,8 @@
 import { resolve, join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { readSettingsFile } from './settings-file.js';
+import { detectLayout } from './layout.js';
+import type { Layout } from './layout.js';
 
 import { SettingsError } from './settings-error.js';
 import { loadMailSettings } from './mail-settings.js';
@@ -17,6 +19,8 @@ export type ProviderEnv = {
 };
 
 export type Settings = Readonly<{
+  /** A checkout of the sources (data in its var/) or an installed release (/var/lib/mailsvc). */
+  layout: Layout['kind'];
   apiHost: string;
   apiPort: number;
   dataDir: string;
@@ -94,10 +98,13 @@ function provider(src: Source, code: string): ProviderEnv {
  * Reads the settings of decisions.md §1 from the environment and the settings
  * file (the environment wins). Throws SettingsError naming the first bad key.
  */
-export function loadSettings(env: Source = process.env, cwd = process.cwd()): Settings {
-  const dataDir = resolve(cwd, str(env, 'MAILSVC_DATA_DIR') ?? './var');
-  const configFile = resolve(cwd, str(env, 'MAILSVC_CONFIG_FILE') ?? join(dataDir, 'mailsvc.conf'));
-  const src: Source = { ...readSettingsFile(configFile), ...env };
+export function loadSettings(env: Source = process.env, cwd = process.cwd(), layout: Layout = detectLayout()): Settings {
+  // The settings file may set MAILSVC_DATA_DIR (installed: /etc/mailsvc/mailsvc.conf);
+  // in a checkout the file lives in the data directory, so there only the environment can move it.
+  const configFile = resolve(cwd, str(env, 'MAILSVC_CONFIG_FILE') ?? layout.configFile ?? join(resolve(cwd, str(env, 'MAILSVC_DATA_DIR') ?? layout.dataDir), 'mailsvc.conf'));
+  const fileValues = readSettingsFile(configFile);
+  const dataDir = resolve(cwd, str(env, 'MAILSVC_DATA_DIR') ?? str(fileValues, 'MAILSVC_DATA_DIR') ?? layout.dataDir);
+  const src: Source = { ...fileValues, ...env };
 
   const databaseUrl = str(src, 'MAILSVC_DATABASE_URL') ?? `sqlite://${join(dataDir, 'mailsvc.db')}`;
   if (!/^(sqlite|postgres|postgresql|mysql|mariadb):\/\//.test(databaseUrl)) {
@@ -130,6 +137,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd()): Se
   if (username.includes(':')) throw new SettingsError('MAILSVC_ADMIN_USERNAME', 'must not contain ":"');
 
   return Object.freeze({
+    layout: layout.kind,
     apiHost: str(src, 'MAILSVC_API_HOST') ?? '127.0.0.1',
     apiPort: int(src, 'MAILSVC_API_PORT', 8080, 0, 65535),
     dataDir,

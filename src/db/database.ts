@@ -4,7 +4,7 @@ import type SqliteDatabaseType from 'better-sqlite3';
 import type PgType from 'pg';
 import type Mysql2Type from 'mysql2';
 import { createRequire } from 'node:module';
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
@@ -42,7 +42,12 @@ function buildDialect(url: string): Dialect {
   switch (dialectOf(url)) {
     case 'sqlite': {
       const path = sqlitePath(url);
-      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      if (path !== ':memory:') {
+        // Owner and group only: the file holds password hashes and sealed secrets.
+        // SQLite gives the -wal and -shm files the database file's mode.
+        mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
+        if (!existsSync(path)) closeSync(openSync(path, 'a', 0o640));
+      }
       const SqliteDatabase = drivers.sqlite();
       const database = new SqliteDatabase(path);
       database.pragma('journal_mode = WAL');

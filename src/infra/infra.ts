@@ -39,7 +39,12 @@ export type Infra = {
   close(): Promise<void>;
 };
 
-export type InfraOptions = { clock?: Clock; log?: Logger | (() => Logger) };
+export type InfraOptions = {
+  clock?: Clock;
+  log?: Logger | (() => Logger);
+  /** The service on its first start makes the key file; a host command never does. */
+  createKeyFile?: boolean;
+};
 
 // Loaded on first use: a CLI command that logs nothing and uses no Redis loads neither.
 const require = createRequire(import.meta.url);
@@ -82,7 +87,7 @@ export function createInfra(settings: Settings, opts: InfraOptions = {}): Infra 
     client.on('error', (err: Error) => log().warn({ err: { message: err.message } }, 'redis connection error'));
     return (redisOpen = client);
   });
-  const box = memo(() => loadSecretBox(settings));
+  const box = memo(() => loadSecretBox(settings, { create: opts.createKeyFile === true }));
   const authLog = memo(() => new AuthLog(settings.authLog));
   const changes = memo(() => (changesOpen = new ChangeSignal(settings.dataDir)));
   return {

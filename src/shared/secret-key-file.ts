@@ -24,17 +24,28 @@ export function writeKeyFile(path: string, keys: Buffer[]): void {
   writeFileAtomic(path, keys.map((k) => k.toString('base64')).join('\n') + '\n', 0o600);
 }
 
+export class KeyFileMissing extends Error {
+  constructor(readonly path: string) {
+    super(`no key file at ${path}: start the service once (it makes one), or set MAILSVC_SECRET_KEY`);
+  }
+}
+
 /**
  * The secret box of this process: MAILSVC_SECRET_KEY when set, otherwise the
  * key file under the data dir, generated with mode 0600 on first start.
  */
-export function loadSecretBox(settings: KeySettings): SecretBox {
+export function loadSecretBox(settings: KeySettings, opts: { create?: boolean } = { create: true }): SecretBox {
   const previous = settings.secretKeyPrevious.map((k) => Buffer.from(k, 'base64'));
   if (settings.secretKey !== undefined) {
     return new SecretBox(Buffer.from(settings.secretKey, 'base64'), previous);
   }
   const path = keyFilePath(settings);
-  if (!existsSync(path)) writeKeyFile(path, [randomBytes(32)]);
+  if (!existsSync(path)) {
+    // Only the service makes the key (on its first start); a host command never
+    // invents one, which would seal new secrets under a key the service does not have.
+    if (opts.create === false) throw new KeyFileMissing(path);
+    writeKeyFile(path, [randomBytes(32)]);
+  }
   if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
   const [primary, ...older] = readKeyFile(path);
   if (!primary) throw new Error(`${path} holds no 32-byte base64 key; restore it from a backup`);
