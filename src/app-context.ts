@@ -43,6 +43,8 @@ import { DoveadmKicker } from './adapters/dovecot/doveadm.js';
 import type { MailSessionKicker } from './adapters/dovecot/doveadm.js';
 import { serviceKey } from './shared/service-keys.js';
 import { join } from 'node:path';
+import { createAuditModule } from './modules/audit/index.js';
+import type { AuditModule } from './modules/audit/index.js';
 
 export type AppContext = {
   settings: Settings;
@@ -65,6 +67,7 @@ export type AppContext = {
   mailAuth: MailAuthService;
   sendLimits: SendLimitsService;
   sendCounter: SendCounter;
+  audit: AuditModule;
   /** Written by host commands that change what a running service caches. */
   changes: ChangeSignal;
   /** Drops the in-process caches (tokens, MFA record): another process changed them. */
@@ -170,6 +173,7 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     mailAuth: new MailAuthService(accountRepo, appPasswords, log),
     sendLimits,
     sendCounter: new SendCounter(redis),
+    audit: createAuditModule({ db, clock, log, retentionDays: settings.auditRetentionDays }),
     changes,
     dropCaches() {
       tokens.dropCache();

@@ -6,6 +6,8 @@ import { adminCommands } from './commands/admin.js';
 import { dbCommands } from './commands/db.js';
 import { mailCommands } from './commands/mail.js';
 import { secretsCommands } from './commands/secrets.js';
+import { withContext } from './commands/mail-options.js';
+import { auditCommands } from '../modules/audit/index.js';
 
 export function buildProgram(): Command {
   const program = new Command('mailsvc')
@@ -20,5 +22,6 @@ export function buildProgram(): Command {
   dbCommands(program);
   secretsCommands(program);
   mailCommands(program);
+  auditCommands(program, (fn) => withContext((ctx) => fn(ctx.audit.service)));
   return program;
 }

@@ -16,6 +16,7 @@ import type { AdminHooks } from '../modules/route-types.js';
 import { ErrorBody, errorResponses } from './error-body.js';
 import { errorHandler } from './error-handler.js';
 import { registerJsonParser } from './json-parser.js';
+import { registerAuditHook } from './audit-hook.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -68,6 +69,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   const hooks = adminHooks(ctx);
+  registerAuditHook(app, ctx.audit.service, (token) => ctx.tokens.validate(token));
   authRoutes(app, ctx.auth, errorResponses);
   mfaRoutes(app, ctx.mfa, hooks, errorResponses);
   providerRoutes(app, ctx.providers, hooks, errorResponses);
@@ -75,6 +77,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   domainRoutes(app, ctx.domains, hooks, errorResponses);
   accountRoutes(app, { accounts: ctx.accounts, appPasswords: ctx.appPasswords, sendLimits: ctx.sendLimits }, hooks, errorResponses);
   aliasRoutes(app, ctx.aliases, hooks, errorResponses);
+  ctx.audit.routes(app, hooks, errorResponses);
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   await app.ready();
   return app;

@@ -9,6 +9,7 @@ import { WINDOWS } from '../../modules/send-limits/limit-map.js';
 import type { Limits } from '../../modules/send-limits/limit-map.js';
 import { normalizeAddress } from '../../shared/mail-names.js';
 import type { Page } from '../../shared/paging.js';
+import { audited } from '../audit-hook.js';
 import { CliError, output } from '../output.js';
 import { appPasswordCommands } from './app-passwords.js';
 import { byteSize, confirm, formatBytes, pageNote, pageOf, pagingOptions, readNewPassword, table, wholeNumber, withContext, yesNo } from './mail-options.js';
@@ -74,7 +75,7 @@ export function accountCommands(program: Command): void {
     .option('--inactive', 'create it switched off (no login, no delivery)')
     .option('--password-stdin', 'read the password from the first line of standard input instead of asking')
     .option('--json', 'print the account as JSON')
-    .action(async (address: string, opts: SetOptions & { inactive?: boolean; passwordStdin?: boolean }) => {
+    .action(audited(async (address: string, opts: SetOptions & { inactive?: boolean; passwordStdin?: boolean }) => {
       const account = await withContext(async (ctx) => {
         // Fail on a bad address or unknown domain before asking for a password.
         if (!opts.passwordStdin) await ctx.domains.requireExisting(normalizeAddress(address).domain);
@@ -89,7 +90,7 @@ export function accountCommands(program: Command): void {
         });
       });
       output(opts.json, account, () => `Account ${account.address} added (id ${account.id}${account.active ? '' : ', inactive'}).`);
-    });
+    }));
 
   pagingOptions(accounts.command('list').description('list the mailboxes, by address'))
     .option('--domain <domain>', 'only the accounts of this domain (name or id)')
@@ -131,7 +132,7 @@ export function accountCommands(program: Command): void {
     const window = f.slice('send_rate_'.length).replace('_', ' ');
     set.option(`${rateFlag(f)} <n>`, `messages ${window === 'burst' ? 'in any 10 seconds' : window} (0 = the global default)`, wholeNumber(0, MAX_SEND_RATE));
   }
-  set.option('--json', 'print the account as JSON').action(async (idOrAddress: string, opts: SetOptions) => {
+  set.option('--json', 'print the account as JSON').action(audited(async (idOrAddress: string, opts: SetOptions) => {
     const patch = patchOf(opts);
     if (Object.keys(patch).length === 0) {
       const flags = ['--name', '--quota', '--active', '--require-app-password', ...SEND_RATE_FIELDS.map(rateFlag)];
@@ -139,7 +140,7 @@ export function accountCommands(program: Command): void {
     }
     const account = await withContext((ctx) => ctx.accounts.update(idOrAddress, patch));
     output(opts.json, account, () => `Account ${account.address} updated.`);
-  });
+  }));
 
   accounts
     .command('passwd')
@@ -147,7 +148,7 @@ export function accountCommands(program: Command): void {
     .argument('<account>', 'its address or id')
     .option('--password-stdin', 'read the password from the first line of standard input instead of asking')
     .option('--json', 'print the result as JSON')
-    .action(async (idOrAddress: string, opts: { passwordStdin?: boolean; json?: boolean }) => {
+    .action(audited(async (idOrAddress: string, opts: { passwordStdin?: boolean; json?: boolean }) => {
       const account = await withContext(async (ctx) => {
         const { address } = await ctx.accounts.get(idOrAddress);
         return ctx.accounts.setPassword(address, await readNewPassword(opts.passwordStdin, address));
@@ -155,7 +156,7 @@ export function accountCommands(program: Command): void {
       output(opts.json, { ok: true, id: account.id, address: account.address }, () =>
         `Password of ${account.address} changed; doveadm was asked to end its open IMAP and POP sessions.`,
       );
-    });
+    }));
 
   accounts
     .command('delete')
@@ -163,7 +164,7 @@ export function accountCommands(program: Command): void {
     .argument('<account>', 'its address or id')
     .option('--yes', 'do not ask for confirmation')
     .option('--json', 'print the result as JSON')
-    .action(async (idOrAddress: string, opts: { yes?: boolean; json?: boolean }) => {
+    .action(audited(async (idOrAddress: string, opts: { yes?: boolean; json?: boolean }) => {
       const address = await withContext(async (ctx) => {
         const { address } = await ctx.accounts.get(idOrAddress);
         await confirm(opts.yes, `Delete the account ${address} and its app passwords?`, `not deleting ${address}`);
@@ -171,7 +172,7 @@ export function accountCommands(program: Command): void {
         return address;
       });
       output(opts.json, { ok: true, deleted: address }, () => `Account ${address} deleted.`);
-    });
+    }));
 
   appPasswordCommands(accounts);
 
@@ -179,7 +180,7 @@ export function accountCommands(program: Command): void {
     .command('sync-send-limits')
     .description("push every account's effective send limits to the map the policy service reads (after changing MAILSVC_SEND_RATE_*)")
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { json?: boolean }) => {
+    .action(audited(async (opts: { json?: boolean }) => {
       const result = await withContext(async (ctx) => ({
         ...(await ctx.sendLimits.syncAll()),
         written_to: ctx.redis ? 'redis' : join(ctx.settings.dataDir, 'send-limits.json'),
@@ -188,5 +189,5 @@ export function accountCommands(program: Command): void {
         `Send limits of ${result.accounts} account(s) written to ${result.written_to}.\n` +
         `Global defaults (MAILSVC_SEND_RATE_*; 0 = no limit): ${WINDOWS.map((w) => `${w.replace('_', ' ')} ${result.defaults[w]}`).join(', ')}`,
       );
-    });
+    }));
 }

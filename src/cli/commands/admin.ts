@@ -3,6 +3,7 @@ import { loadSettings } from '../../config/settings.js';
 import { writeSettingsKey } from '../../config/settings-file.js';
 import { hashPassword } from '../../modules/auth/admin-credentials.js';
 import { createContext } from '../../app-context.js';
+import { audited } from '../audit-hook.js';
 import { CliError, output } from '../output.js';
 import { askHidden, readStdinLine } from '../prompt.js';
 
@@ -40,7 +41,7 @@ export function adminCommands(program: Command): void {
     .command('reset')
     .description('turn off TOTP and SMS OTP and revoke every access token (for an administrator locked out of their second factor)')
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { json?: boolean }) => {
+    .action(audited(async (opts: { json?: boolean }) => {
       const ctx = await createContext(loadSettings());
       try {
         const status = await ctx.mfa.resetAll();
@@ -54,5 +55,5 @@ export function adminCommands(program: Command): void {
       } finally {
         await ctx.close();
       }
-    });
+    }));
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Page } from '../../shared/paging.js';
 import { output } from '../output.js';
+import { audited } from '../audit-hook.js';
 import { pageNote, pageOf, pagingOptions, table, withContext } from './mail-options.js';
 
 /** `mailsvc aliases add|list|delete`: addresses (or @domain catch-alls) that forward. */
@@ -13,11 +14,11 @@ export function aliasCommands(program: Command): void {
     .argument('<source>', 'an address, or @example.org for a catch-all (its domain must exist)')
     .argument('<destination...>', 'where mail goes (space- or comma-separated)')
     .option('--json', 'print the alias as JSON')
-    .action(async (source: string, destinations: string[], opts: { json?: boolean }) => {
+    .action(audited(async (source: string, destinations: string[], opts: { json?: boolean }) => {
       const list = destinations.flatMap((d) => d.split(',')).map((d) => d.trim()).filter((d) => d !== '');
       const alias = await withContext((ctx) => ctx.aliases.create({ source, destinations: list }));
       output(opts.json, alias, () => `Alias ${alias.source} → ${alias.destinations.join(', ')} added (id ${alias.id}).`);
-    });
+    }));
 
   pagingOptions(aliases.command('list').description('list the aliases, by source'))
     .option('--domain <domain>', 'only the aliases of this domain (name or id)')
@@ -39,12 +40,12 @@ export function aliasCommands(program: Command): void {
     .description('delete an alias')
     .argument('<alias>', 'its source address or id')
     .option('--json', 'print the result as JSON')
-    .action(async (idOrSource: string, opts: { json?: boolean }) => {
+    .action(audited(async (idOrSource: string, opts: { json?: boolean }) => {
       const source = await withContext(async (ctx) => {
         const { source } = await ctx.aliases.get(idOrSource);
         await ctx.aliases.delete(idOrSource);
         return source;
       });
       output(opts.json, { ok: true, deleted: source }, () => `Alias ${source} deleted.`);
-    });
+    }));
 }

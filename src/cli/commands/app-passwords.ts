@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { output } from '../output.js';
+import { audited } from '../audit-hook.js';
 import { day, table, withContext } from './mail-options.js';
 
 /** `mailsvc accounts app-passwords add|list|revoke`: per-device passwords for IMAP, POP and SMTP. */
@@ -13,7 +14,7 @@ export function appPasswordCommands(accounts: Command): void {
     .requiredOption('--name <name>', 'what it is for, e.g. "Thunderbird on laptop"')
     .option('--expires <time>', 'ISO 8601 time after which it stops working, e.g. 2027-01-31T00:00:00Z')
     .option('--json', 'print it as JSON (the only place the password appears)')
-    .action(async (account: string, opts: { name: string; expires?: string; json?: boolean }) => {
+    .action(audited(async (account: string, opts: { name: string; expires?: string; json?: boolean }) => {
       const created = await withContext((ctx) =>
         ctx.appPasswords.create(account, { name: opts.name, ...(opts.expires === undefined ? {} : { expires_at: opts.expires }) }),
       );
@@ -26,7 +27,7 @@ export function appPasswordCommands(accounts: Command): void {
           'Enter it in the mail client now: it is stored only as a hash and will not be shown again.',
         ].join('\n'),
       );
-    });
+    }));
 
   appPasswords
     .command('list')
@@ -54,11 +55,11 @@ export function appPasswordCommands(accounts: Command): void {
     .argument('<account>', 'the address or id of the account')
     .argument('<id>', 'the app password id (from the list)')
     .option('--json', 'print the result as JSON')
-    .action(async (account: string, id: string, opts: { json?: boolean }) => {
+    .action(audited(async (account: string, id: string, opts: { json?: boolean }) => {
       const address = await withContext(async (ctx) => {
         await ctx.appPasswords.revoke(account, id);
         return (await ctx.accounts.get(account)).address;
       });
       output(opts.json, { ok: true, revoked: id, account: address }, () => `App password ${id} of ${address} revoked.`);
-    });
+    }));
 }

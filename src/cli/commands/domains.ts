@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { DomainView } from '../../modules/domains/domain.service.js';
 import type { Page } from '../../shared/paging.js';
+import { audited } from '../audit-hook.js';
 import { CliError, output } from '../output.js';
 import { day, pageNote, pageOf, pagingOptions, table, withContext } from './mail-options.js';
 
@@ -23,11 +24,11 @@ export function domainCommands(program: Command): void {
     .argument('<name>', 'the domain name, e.g. example.org (IDNs in punycode, xn--…)')
     .option('--generate-dkim', 'also make a DKIM key for it (not available yet)')
     .option('--json', 'print the result as JSON')
-    .action(async (name: string, opts: { generateDkim?: boolean; json?: boolean }) => {
+    .action(audited(async (name: string, opts: { generateDkim?: boolean; json?: boolean }) => {
       if (opts.generateDkim) throw new CliError('DKIM key generation is not available yet; add the domain without --generate-dkim', 2);
       const domain = await withContext((ctx) => ctx.domains.create(name));
       output(opts.json, domain, () => `Domain ${domain.name} added (id ${domain.id}). Add accounts with: mailsvc accounts add user@${domain.name}`);
-    });
+    }));
 
   const domains = program.command('domains').description('the domains this server receives mail for');
 
@@ -60,12 +61,12 @@ export function domainCommands(program: Command): void {
     .description('delete a domain that holds no account and no alias')
     .argument('<domain>', 'its name or id')
     .option('--json', 'print the result as JSON')
-    .action(async (idOrName: string, opts: { json?: boolean }) => {
+    .action(audited(async (idOrName: string, opts: { json?: boolean }) => {
       const name = await withContext(async (ctx) => {
         const { name } = await ctx.domains.get(idOrName);
         await ctx.domains.delete(idOrName);
         return name;
       });
       output(opts.json, { ok: true, deleted: name }, () => `Domain ${name} deleted.`);
-    });
+    }));
 }

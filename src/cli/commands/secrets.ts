@@ -7,6 +7,7 @@ import { migrateToLatest } from '../../db/migrate.js';
 import { resealAll } from '../../modules/secrets/rotation.service.js';
 import { SecretBox } from '../../shared/secret-box.js';
 import { keyFilePath, loadSecretBox, readKeyFile, writeKeyFile } from '../../shared/secret-key-file.js';
+import { audited } from '../audit-hook.js';
 import { CliError, output } from '../output.js';
 
 export function secretsCommands(program: Command): void {
@@ -17,7 +18,7 @@ export function secretsCommands(program: Command): void {
     .description('make a new key and re-encrypt every stored secret under it (with MAILSVC_SECRET_KEY set: re-encrypt under that key)')
     .option('--drop-old', 'after a rotation and a service restart: re-encrypt what was written meanwhile and remove the old keys from the key file')
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { json?: boolean; dropOld?: boolean }) => {
+    .action(audited(async (opts: { json?: boolean; dropOld?: boolean }) => {
       const settings = loadSettings();
       const db = createDb(settings.databaseUrl);
       try {
@@ -60,5 +61,5 @@ export function secretsCommands(program: Command): void {
       } finally {
         await db.destroy();
       }
-    });
+    }));
 }
