@@ -45,6 +45,8 @@ import { serviceKey } from './shared/service-keys.js';
 import { join } from 'node:path';
 import { createAuditModule } from './modules/audit/index.js';
 import type { AuditModule } from './modules/audit/index.js';
+import { createJobsModule } from './modules/jobs/index.js';
+import type { JobsModule } from './modules/jobs/index.js';
 
 export type AppContext = {
   settings: Settings;
@@ -68,6 +70,7 @@ export type AppContext = {
   sendLimits: SendLimitsService;
   sendCounter: SendCounter;
   audit: AuditModule;
+  jobs: JobsModule;
   /** Written by host commands that change what a running service caches. */
   changes: ChangeSignal;
   /** Drops the in-process caches (tokens, MFA record): another process changed them. */
@@ -151,6 +154,7 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
   );
   const kicker = opts.kicker ?? new DoveadmKicker({ binary: settings.mail.doveadm, config: settings.mail.dovecotConfig });
   const accounts = new AccountService(accountRepo, domains, kicker, sendLimits, clock, log);
+  const jobs = createJobsModule({ db, clock, log });
   const appPasswords = new AppPasswordService(db, accounts, await serviceKey(db, dialect, box, 'app-password-hash'), clock);
   return {
     settings,
@@ -174,12 +178,14 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     sendLimits,
     sendCounter: new SendCounter(redis),
     audit: createAuditModule({ db, clock, log, retentionDays: settings.auditRetentionDays }),
+    jobs,
     changes,
     dropCaches() {
       tokens.dropCache();
       mfaRepo.dropCache();
     },
     async close() {
+      await jobs.runner.stop();
       changes.close();
       if (redis) await redis.quit().catch(() => undefined);
       await db.destroy();

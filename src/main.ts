@@ -17,6 +17,7 @@ export async function serve(settings: Settings): Promise<void> {
   // mailsvc commands on the host (admin mfa reset) signal changes the caches must not hide.
   ctx.changes.watch(() => ctx.dropCaches());
   await app.listen({ host: settings.apiHost, port: settings.apiPort });
+  await ctx.jobs.runner.recover();
   const { mail } = settings;
   const hook =
     mail.authHookSocket || mail.authHookListen

@@ -8,6 +8,8 @@ import { mailCommands } from './commands/mail.js';
 import { secretsCommands } from './commands/secrets.js';
 import { withContext } from './commands/mail-options.js';
 import { auditCommands } from '../modules/audit/index.js';
+import { jobCommands } from '../modules/jobs/index.js';
+import { progressView } from './job-progress.js';
 
 export function buildProgram(): Command {
   const program = new Command('mailsvc')
@@ -23,5 +25,6 @@ export function buildProgram(): Command {
   secretsCommands(program);
   mailCommands(program);
   auditCommands(program, (fn) => withContext((ctx) => fn(ctx.audit.service)));
+  jobCommands(program, (fn) => withContext((ctx) => fn(ctx.jobs.runner)), () => progressView());
   return program;
 }

@@ -78,6 +78,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   accountRoutes(app, { accounts: ctx.accounts, appPasswords: ctx.appPasswords, sendLimits: ctx.sendLimits }, hooks, errorResponses);
   aliasRoutes(app, ctx.aliases, hooks, errorResponses);
   ctx.audit.routes(app, hooks, errorResponses);
+  ctx.jobs.routes(app, hooks, errorResponses);
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   await app.ready();
   return app;
