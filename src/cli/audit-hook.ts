@@ -49,6 +49,7 @@ export function describeCommand(cmd: Command): Pick<AuditRecord, 'action' | 'tar
   return { action: `cli: ${names.join(' ')}`, target: typeof first === 'string' ? first : null, summary: summarize(rest, opts) };
 }
 
+/** Writes the record; says on stderr when a change that was made could not be recorded. */
 async function record(rec: AuditRecord): Promise<void> {
   let settings;
   try {
@@ -58,8 +59,10 @@ async function record(rec: AuditRecord): Promise<void> {
   }
   const db = createDb(settings.databaseUrl);
   try {
-    const log = pino({ level: 'warn' }, process.stderr);
-    await createAuditModule({ db, clock: systemClock, log, retentionDays: settings.auditRetentionDays }).service.record(rec);
+    const log = pino({ level: 'silent' });
+    const written = await createAuditModule({ db, clock: systemClock, log, retentionDays: settings.auditRetentionDays }).service.record(rec);
+    // A failed command has said what went wrong (often the same unreachable database): one line is enough.
+    if (!written && rec.result === 'ok') process.stderr.write('mailsvc: warning: the change was made, but its audit record could not be written\n');
   } finally {
     await db.destroy().catch(() => undefined);
   }

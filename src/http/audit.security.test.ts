@@ -24,6 +24,14 @@ describe('the audit summary keeps only scalar, non-secret fields', () => {
       nested: '[omitted]', list: '[omitted]', n: 3, ok: true, none: null, base_url: 'https://[redacted]@sms.example.com/x', AuthKey: '[redacted]',
     });
   });
+
+  it('keeps at most 40 fields and cuts long strings', () => {
+    const many = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`f${i}`, 'v'.repeat(1000)]));
+    const s = summarize(many);
+    expect(Object.keys(s)).toHaveLength(41);
+    expect(s._more).toBe(true);
+    expect(String(s.f0)).toHaveLength(201);
+  });
 });
 
 for (const dialect of DIALECTS) {

@@ -41,8 +41,9 @@ export class AuditService {
   /**
    * Records one change. Never throws: the change it describes has already
    * happened, so a failing audit write is logged, not turned into an error.
+   * Returns whether the record was written.
    */
-  async record(rec: AuditRecord): Promise<void> {
+  async record(rec: AuditRecord): Promise<boolean> {
     const now = this.clock.now();
     try {
       await this.repo.insert({
@@ -57,7 +58,7 @@ export class AuditService {
       });
     } catch (err) {
       this.log.error({ err: { message: err instanceof Error ? err.message : String(err) }, action: rec.action }, 'audit record could not be written');
-      return;
+      return false;
     }
     if (now - this.lastPrune >= PRUNE_EVERY_MS) {
       this.lastPrune = now;
@@ -65,6 +66,7 @@ export class AuditService {
         this.log.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'audit retention could not run'),
       );
     }
+    return true;
   }
 
   async list(filter: AuditFilter, page: Page): Promise<AuditPage> {
