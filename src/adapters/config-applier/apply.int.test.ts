@@ -171,6 +171,24 @@ describe.skipIf(!tools.nft)('an nftables ruleset through nft -c -f', () => {
   });
 });
 
+describe('a file that cannot be written', () => {
+  it('stops before any check or rename: the other temp files are removed, nothing reloaded', async () => {
+    writeFileSync(join(dir, 'a.conf'), 'old\n');
+    const before = snapshot(dir);
+    let checked = false;
+    const r = await applyConfig(
+      [{ daemon: 'd', files: [{ path: join(dir, 'a.conf'), content: 'new\n', mode: 0o644 }, { path: join(dir, 'missing-dir/b.conf'), content: 'b\n', mode: 0o644 }], checker: { name: 'c', check: async () => ((checked = true), { ok: true }) }, reload: true }],
+      host,
+      reloader,
+    );
+    expect(r).toMatchObject({ ok: false, stage: 'write', daemon: 'd', restored: [] });
+    expect(r.ok ? '' : r.detail).toContain('missing-dir/b.conf');
+    expect(checked).toBe(false);
+    expect(snapshot(dir)).toEqual(before);
+    expect(reloads).toEqual([]);
+  });
+});
+
 describe.skipIf(!tools.rspamd)('rspamd local.d through rspamadm configtest', () => {
   it('refuses broken UCL and accepts good UCL', async () => {
     const conf = join(dir, 'rspamd');
