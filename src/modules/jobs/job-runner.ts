@@ -79,8 +79,8 @@ export class JobRunner {
   /** Records a queued job and starts it in the background; the caller answers 202 with the id. */
   async start(kind: string, input: unknown): Promise<string> {
     const id = await this.enqueue(kind, input);
-    const done = this.run(id).then(() => undefined);
-    done.catch(() => undefined);
+    // A database failure before the handler runs leaves the job queued: recover() at the next start takes it.
+    this.run(id).catch((err: unknown) => this.log.error({ job: id, err: { message: text(err) } }, 'job could not be started'));
     return id;
   }
 
