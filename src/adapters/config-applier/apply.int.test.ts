@@ -163,6 +163,13 @@ describe.skipIf(!tools.nft)('an nftables ruleset through nft -c -f', () => {
     expect(reloads).toEqual([]);
   });
 
+  it('without root the check runs in a new user and network namespace (unshare -rn) and still tells good from bad', async () => {
+    const checker = nftablesChecker(undefined, false);
+    const path = join(dir, 'mailsvc.nft');
+    expect(await checker.check([{ path, content: Buffer.from(ruleset('25')) }])).toEqual({ ok: true });
+    expect(await checker.check([{ path, content: Buffer.from(ruleset('99999')) }])).toMatchObject({ ok: false, detail: expect.stringMatching(/unshare exited 1: .*out of range/) });
+  });
+
   it('a valid ruleset is applied (checked only, never loaded into the host)', async () => {
     const nftFile = join(dir, 'mailsvc.nft');
     const r = await applyConfig([{ daemon: 'nftables', files: [{ path: nftFile, content: ruleset('25'), mode: 0o600 }], checker: nftablesChecker(), reload: false }], host, reloader);

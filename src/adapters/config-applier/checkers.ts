@@ -108,7 +108,7 @@ export function rspamdChecker(localConfDir: string, exec: RunFn = run): ConfigCh
  * kernel without being committed. Without CAP_NET_ADMIN it is run in a new
  * user and network namespace, which never touches the host's ruleset either.
  */
-export function nftablesChecker(exec: RunFn = run): ConfigChecker {
+export function nftablesChecker(exec: RunFn = run, asRoot: boolean = process.getuid?.() === 0): ConfigChecker {
   return {
     name: 'nft -c',
     check: (files) =>
@@ -117,7 +117,7 @@ export function nftablesChecker(exec: RunFn = run): ConfigChecker {
           const copy = join(dir, basename(f.path));
           writeFileSync(copy, f.content);
           const outcome =
-            process.getuid?.() === 0 ? await runChecker(exec, 'nft', ['-c', '-f', copy]) : await runChecker(exec, 'unshare', ['-rn', 'nft', '-c', '-f', copy]);
+            asRoot ? await runChecker(exec, 'nft', ['-c', '-f', copy]) : await runChecker(exec, 'unshare', ['-rn', 'nft', '-c', '-f', copy]);
           if (!outcome.ok) return { ok: false, detail: outcome.detail.replaceAll(copy, f.path) };
         }
         return { ok: true };
