@@ -24,7 +24,7 @@ export async function serve(settings: Settings): Promise<void> {
   const open: Closable[] = [];
   const closeAll = async (): Promise<void> => {
     for (const c of open.reverse()) await c.close().catch(() => undefined);
-    await modules.infra.close();
+    await modules.close();
   };
   try {
     const app = await buildApp(modules);
@@ -53,6 +53,8 @@ export async function serve(settings: Settings): Promise<void> {
     await closeAll();
     throw err;
   }
+  // Jobs left by a process that died are marked failed; queued ones start.
+  await (await modules.jobs()).runner.recover();
   // mailsvc commands on the host (admin mfa reset) signal changes the caches must not hide.
   modules.infra.changes.watch(() => void modules.dropCaches());
   const stop = async (): Promise<void> => {

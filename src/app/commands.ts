@@ -5,6 +5,8 @@ import { accountCommands } from '../modules/accounts/commands.js';
 import { aliasCommands } from '../modules/aliases/commands.js';
 import { appPasswordCommands } from '../modules/app-passwords/commands.js';
 import { adminCommands } from '../modules/auth/commands.js';
+import { auditCommands } from '../modules/audit/commands.js';
+import { jobCommands, progressView } from '../modules/jobs/commands.js';
 import { domainCommands } from '../modules/domains/commands.js';
 import { sendLimitCommands } from '../modules/send-limits/commands.js';
 import { runModule } from './cli-runner.js';
@@ -14,10 +16,12 @@ import { runModule } from './cli-runner.js';
  * runs. Adding a module's commands is one line here.
  */
 export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
-  (p) => adminCommands(p, runModule((m) => m.admin(), { schema: false })),
+  (p) => adminCommands(p, runModule((m) => Promise.resolve(m.infra.settings), { schema: false }), runModule((m) => m.admin())),
   (p) => domainCommands(p, runModule((m) => m.domains())),
   (p) => accountCommands(p, runModule((m) => m.accounts())),
   (p) => appPasswordCommands(p, runModule((m) => m.appPasswords())),
   (p) => sendLimitCommands(p, runModule((m) => m.sendLimits())),
   (p) => aliasCommands(p, runModule((m) => m.aliases())),
+  (p) => auditCommands(p, (fn) => runModule((m) => m.audit())((a) => fn(a.service))),
+  (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

@@ -5,6 +5,8 @@ import type { AliasesModule } from '../modules/aliases/index.js';
 import type { AppPasswordsModule } from '../modules/app-passwords/index.js';
 import type { AdminDeps } from '../modules/auth/commands.js';
 import type { AuthModule } from '../modules/auth/index.js';
+import type { AuditModule } from '../modules/audit/index.js';
+import type { JobsModule } from '../modules/jobs/index.js';
 import type { DomainsModule } from '../modules/domains/index.js';
 import type { HealthModule } from '../modules/health/index.js';
 import type { MailAuthModule } from '../modules/mail-auth/index.js';
@@ -96,14 +98,17 @@ export class Modules {
     });
   }
 
-  /** What the `admin` commands need: `set-password` uses only the settings, so the rest is built when touched. */
-  admin(): Promise<AdminDeps> {
-    return Promise.resolve({
-      settings: this.infra.settings,
-      mfa: async () => (await this.mfa()).service,
-      tokens: async () => (await this.auth()).tokens,
-      notifyChanges: () => this.infra.changes.notify(),
-    });
+  audit(): Promise<AuditModule> {
+    return this.once('audit', async () => (await import('../modules/audit/index.js')).createAuditModule(this.infra));
+  }
+  jobs(): Promise<JobsModule> {
+    return this.once('jobs', async () => (await import('../modules/jobs/index.js')).createJobsModule(this.infra));
+  }
+
+  /** What `admin mfa reset` needs. */
+  async admin(): Promise<AdminDeps> {
+    const [mfa, auth] = await Promise.all([this.mfa(), this.auth()]);
+    return { mfa: mfa.service, tokens: auth.tokens, notifyChanges: () => this.infra.changes.notify() };
   }
 
   /** What the running service sets up at start, after migrations: the app-password hash key. */
@@ -113,7 +118,16 @@ export class Modules {
 
   /** Every module that serves HTTP, in the order their routes are registered. */
   http(): Promise<HttpModule[]> {
-    return Promise.all([this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases()]);
+    return Promise.all([
+      this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
+      this.audit(), this.jobs(),
+    ]);
+  }
+
+  /** Stops what runs in the background (the jobs of this process), then closes the infrastructure. */
+  async close(): Promise<void> {
+    if (this.built.has('jobs')) await (await this.jobs()).runner.stop();
+    await this.infra.close();
   }
 
   /** Another process changed what the service caches (tokens, the MFA record): read it again. */

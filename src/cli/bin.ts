@@ -1,5 +1,11 @@
 #!/usr/bin/env node
+import { recordFailure } from './audit-hook.js';
 import { buildProgram } from './program.js';
 import { fail } from './output.js';
 
-buildProgram().parseAsync(process.argv).catch(fail);
+buildProgram()
+  .parseAsync(process.argv)
+  .catch(async (err: unknown) => {
+    await recordFailure(err);
+    fail(err);
+  });

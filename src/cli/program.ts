@@ -4,6 +4,8 @@ import { SERVICE_VERSION } from '../shared/version.js';
 import { dbCommands } from './commands/db.js';
 import { secretsCommands } from './commands/secrets.js';
 import { oneLineUsageErrors } from './usage-errors.js';
+import { installAuditHook } from './audit-hook.js';
+import { recordsChanges } from '../modules/command-types.js';
 
 /**
  * The `mailsvc` program. Nothing is built here: every command builds what it
@@ -24,6 +26,8 @@ export function buildProgram(): Command {
   for (const add of MODULE_COMMANDS) add(program);
   dbCommands(program);
   secretsCommands(program);
+  recordsChanges(program, ['secrets rotate-key']);
+  installAuditHook(program);
   // Usage errors of the mail commands leave as one `mailsvc: …` line (exit 2), like every other error.
   for (const cmd of program.commands) if (!['serve', 'admin', 'db', 'secrets'].includes(cmd.name())) oneLineUsageErrors(cmd);
   return program;

@@ -46,6 +46,8 @@ export type Settings = Readonly<{
   smsProviders: Readonly<Record<'provider_a' | 'provider_b', ProviderEnv>>;
   enableWebPanel: boolean;
   authLog: string;
+  /** Audit records older than this many days are pruned. */
+  auditRetentionDays: number;
   logLevel: string;
   mail: MailSettings;
 }>;
@@ -163,6 +165,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     smsProviders: Object.freeze({ provider_a: provider(src, 'PROVIDER_A'), provider_b: provider(src, 'PROVIDER_B') }),
     enableWebPanel: bool(src, 'MAILSVC_ENABLE_WEB_PANEL', false),
     authLog: resolve(cwd, str(src, 'MAILSVC_AUTH_LOG') ?? join(dataDir, 'auth.log')),
+    auditRetentionDays: int(src, 'MAILSVC_AUDIT_RETENTION_DAYS', 365, 1, 36500),
     logLevel: str(src, 'MAILSVC_LOG_LEVEL') ?? 'info',
     mail: loadMailSettings(src, dataDir),
   });

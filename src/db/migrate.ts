@@ -3,11 +3,13 @@ import type { Migration, MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import * as m0001 from './migrations/0001_auth.js';
 import * as m0002 from './migrations/0002_mail.js';
+import * as m0003 from './migrations/0003_audit_jobs.js';
 
 /** Migrations in order; names sort by their numeric prefix. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_auth': m0001,
   '0002_mail': m0002,
+  '0003_audit_jobs': m0003,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };
@@ -37,7 +39,10 @@ export async function appliedSchema(db: Db): Promise<string | null> {
   try {
     const r = await sql<{ name: string }>`select name from kysely_migration order by name desc limit 1`.execute(db);
     return r.rows[0]?.name ?? null;
-  } catch {
-    return null;
+  } catch (err) {
+    // No migration table: never migrated. Anything else (an unreachable server) is the caller's to report.
+    const e = err as { code?: string; errno?: number; message?: string };
+    if (e.code === '42P01' || e.errno === 1146 || /no such table/.test(e.message ?? '')) return null;
+    throw err;
   }
 }

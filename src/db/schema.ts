@@ -85,6 +85,40 @@ export type AppPasswordTable = {
   revoked_at: number | null;
 };
 
+export type AuditLogTable = {
+  id: Generated<number>;
+  at: number;
+  /** The admin username, or the OS user on the host CLI. */
+  actor: string;
+  token_id: string | null;
+  /** The client address, or `cli`. */
+  source: string;
+  action: string;
+  target: string | null;
+  /** JSON object of scalar fields, secrets redacted. */
+  summary: string;
+  /** `ok` or an error code. */
+  result: string;
+};
+
+export type JobTable = {
+  id: string;
+  kind: string;
+  state: 'queued' | 'running' | 'succeeded' | 'failed';
+  progress: number;
+  message: string;
+  /** JSON */
+  input: string;
+  /** JSON, once succeeded */
+  result: string | null;
+  error: string | null;
+  owner: string | null;
+  heartbeat_at: number | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+};
+
 export type Database = {
   admin_mfa: AdminMfaTable;
   sms_providers: SmsProviderTable;
@@ -94,4 +128,6 @@ export type Database = {
   aliases: AliasTable;
   mailbox_app_passwords: AppPasswordTable;
   service_keys: { name: string; value: string; created_at: number };
+  audit_log: AuditLogTable;
+  jobs: JobTable;
 };

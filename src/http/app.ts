@@ -10,6 +10,7 @@ import type { AdminHooks } from '../modules/route-types.js';
 import { ErrorBody, errorResponses } from './error-body.js';
 import { errorHandler } from './error-handler.js';
 import { registerJsonParser } from './json-parser.js';
+import { registerAuditHook } from './audit-hook.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -62,7 +63,10 @@ export async function buildApp(modules: Modules): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  const kit = { hooks: adminHooks((await modules.auth()).guard), errors: errorResponses };
+  const [auth, audit] = await Promise.all([modules.auth(), modules.audit()]);
+  const kit = { hooks: adminHooks(auth.guard), errors: errorResponses };
+  // Every state-changing call of an administrator is recorded once its answer has gone out.
+  registerAuditHook(app, audit.service, (token) => auth.tokens.validate(token));
   for (const module of await modules.http()) await module.routes(app, kit);
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   await app.ready();

@@ -19,7 +19,7 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
   const raw = (url: string, payload: string | Buffer, contentType = 'application/json') =>
     t.app.inject({ method: 'POST', url, payload, headers: { 'content-type': contentType } });
 
-  it('/openapi.json is OpenAPI 3.1 with all eleven /auth operations, health and the mail resources', async () => {
+  it('/openapi.json is OpenAPI 3.1 with all eleven /auth operations, health, the mail resources, audit and jobs', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(res.statusCode).toBe(200);
     const doc = res.json<{ openapi: string; paths: Record<string, Record<string, unknown>>; components: { securitySchemes: object } }>();
@@ -35,6 +35,7 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'POST /accounts/send-limits/sync', 'POST /accounts/{id}/app-passwords', 'GET /accounts/{id}/app-passwords',
         'DELETE /accounts/{id}/app-passwords/{appId}',
         'POST /aliases', 'GET /aliases', 'GET /aliases/{alias}', 'DELETE /aliases/{alias}',
+        'GET /admin/audit', 'GET /admin/jobs/{id}', 'POST /admin/jobs/sample',
       ].sort(),
     );
     expect(doc.components.securitySchemes).toMatchObject({ bearer: { scheme: 'bearer' }, basic: { scheme: 'basic' } });

@@ -14,3 +14,20 @@ export type ModuleCommands<M> = (program: Command, run: Run<M>) => void;
 export function commandGroup(program: Command, name: string, description: string): Command {
   return program.commands.find((c) => c.name() === name) ?? program.command(name).description(description);
 }
+
+/** Commands that change state: the CLI records each run of them in the audit log. */
+const CHANGING = new WeakSet<Command>();
+
+/** Marks the commands at these paths (`'domains delete'`, from `program`) as changing state. */
+export function recordsChanges(program: Command, paths: string[]): void {
+  for (const path of paths) {
+    let cmd: Command | undefined = program;
+    for (const name of path.split(' ')) cmd = cmd?.commands.find((c) => c.name() === name);
+    if (!cmd) throw new Error(`recordsChanges: no command "${path}"`);
+    CHANGING.add(cmd);
+  }
+}
+
+export function changesState(cmd: Command): boolean {
+  return CHANGING.has(cmd);
+}

@@ -76,6 +76,6 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     get sendLimits() { return m.sendLimits.service; },
     get sendCounter() { return m.sendLimits.counter; },
     dropCaches: () => void modules.dropCaches(),
-    close: () => infra.close(),
+    close: () => modules.close(),
   };
 }

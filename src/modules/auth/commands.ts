@@ -2,16 +2,17 @@ import type { Command } from 'commander';
 import type { Settings } from '../../config/settings.js';
 import { CliError, output } from '../../shared/terminal/output.js';
 import { askHidden, readStdinLine } from '../../shared/terminal/prompt.js';
+import { recordsChanges } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { MfaService } from '../mfa/index.js';
 import type { TokenService } from './token.service.js';
 
-/** Built on use: `set-password` touches only the settings, `mfa reset` the database. */
-export type AdminDeps = { settings: Settings; mfa(): Promise<MfaService>; tokens(): Promise<TokenService>; notifyChanges(): void };
+/** `set-password` needs only the settings (`runSettings`); `mfa reset` the database, checked first (`run`). */
+export type AdminDeps = { mfa: MfaService; tokens: TokenService; notifyChanges(): void };
 
 const MIN_PASSWORD = 12;
 
-export function adminCommands(program: Command, run: Run<AdminDeps>): void {
+export function adminCommands(program: Command, runSettings: Run<Settings>, run: Run<AdminDeps>): void {
   const admin = program.command('admin').description('the administrator identity');
 
   admin
@@ -20,7 +21,7 @@ export function adminCommands(program: Command, run: Run<AdminDeps>): void {
     .option('--stdin', 'read the password from the first line of standard input instead of asking')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { stdin?: boolean; json?: boolean }) => {
-      const settings = await run((m) => Promise.resolve(m.settings));
+      const settings = await runSettings((s) => Promise.resolve(s));
       let password: string;
       if (opts.stdin) {
         password = await readStdinLine();
@@ -47,8 +48,8 @@ export function adminCommands(program: Command, run: Run<AdminDeps>): void {
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
       await run(async (m) => {
-        const status = await (await m.mfa()).resetAll();
-        const revoked = await (await m.tokens()).revokeAll();
+        const status = await m.mfa.resetAll();
+        const revoked = await m.tokens.revokeAll();
         // A running service caches tokens and the MFA record: tell it to drop them.
         m.notifyChanges();
         output(opts.json, { ok: true, revoked_tokens: revoked, status }, () =>
@@ -57,4 +58,5 @@ export function adminCommands(program: Command, run: Run<AdminDeps>): void {
         );
       });
     });
+  recordsChanges(program, ['admin mfa reset']);
 }

@@ -1,0 +1,80 @@
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../shared/errors.js';
+import type { AuditService } from '../modules/audit/index.js';
+import { isSecretName, REDACTED, summarize } from '../modules/audit/index.js';
+
+/** Who a token passed to logout belongs to (null: not a live token). */
+export type TokenOwner = (token: string) => Promise<{ subject: string; tokenId: string } | null>;
+
+const READ_ONLY = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Sign-in steps: their failures belong to the auth log (which fail2ban reads), not to the audit log. */
+const NOT_AUDITED = new Set(['POST /auth/login', 'POST /auth/mfa/sms', 'POST /auth/mfa/verify']);
+const LOGOUT = 'POST /auth/logout';
+/** Body fields that name what a create acts on, when the URL has no parameter. */
+const TARGET_FIELDS = ['address', 'name', 'source', 'domain'];
+
+const STATUS_CODES: Record<number, string> = {
+  400: 'bad_request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 413: 'too_large',
+  415: 'unsupported_media_type', 422: 'validation', 429: 'rate_limited', 502: 'upstream', 503: 'unavailable',
+};
+
+function errorCode(err: FastifyError | Error): string {
+  if (err instanceof AppError) return err.code;
+  const fe = err as FastifyError;
+  if (fe.validation) return 'validation';
+  return typeof fe.statusCode === 'number' && fe.statusCode < 500 ? (STATUS_CODES[fe.statusCode] ?? `http_${fe.statusCode}`) : 'internal';
+}
+
+function targetOf(params: unknown, body: unknown): string | null {
+  const p = params !== null && typeof params === 'object' ? Object.entries(params as Record<string, unknown>) : [];
+  if (p.length > 0) return p.map(([k, v]) => (isSecretName(k) ? REDACTED : String(v))).join('/');
+  if (body !== null && typeof body === 'object') {
+    for (const f of TARGET_FIELDS) {
+      const v = (body as Record<string, unknown>)[f];
+      if (typeof v === 'string') return v;
+    }
+  }
+  return null;
+}
+
+/**
+ * Records every state-changing request of an authenticated administrator
+ * (and logout) once its answer has gone out: who, from where, what, and the
+ * result. Recording after the response means an audit failure can never turn
+ * a done change into an error; the service logs such a failure.
+ */
+export function registerAuditHook(app: FastifyInstance, audit: AuditService, tokenOwner: TokenOwner): void {
+  const errors = new WeakMap<FastifyRequest, string>();
+  const loggingOut = new WeakMap<FastifyRequest, { subject: string; tokenId: string } | null>();
+  const key = (req: FastifyRequest): string => `${req.method} ${req.routeOptions.url ?? ''}`;
+
+  app.addHook('onError', async (req, _reply, err) => {
+    errors.set(req, errorCode(err));
+  });
+  // Logout revokes its token: read whose it is before the handler does.
+  app.addHook('preHandler', async (req) => {
+    if (key(req) !== LOGOUT) return;
+    const body = req.body as { access_token?: string } | undefined;
+    const token = body?.access_token ?? /^bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
+    loggingOut.set(req, token ? await tokenOwner(token).catch(() => null) : null);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    if (READ_ONLY.has(req.method) || req.routeOptions.url === undefined) return;
+    const action = key(req);
+    if (NOT_AUDITED.has(action)) return;
+    const who = action === LOGOUT ? (loggingOut.get(req) ?? null) : req.admin ? { subject: req.admin.subject, tokenId: req.admin.tokenId } : undefined;
+    // Requests that never authenticated are failed sign-ins: the auth log has them.
+    if (who === undefined) return;
+    const status = reply.statusCode;
+    const result = status < 400 ? 'ok' : (errors.get(req) ?? STATUS_CODES[status] ?? `http_${status}`);
+    await audit.record({
+      actor: who?.subject ?? 'unknown',
+      tokenId: who?.tokenId ?? null,
+      source: req.clientIp,
+      action,
+      target: targetOf(req.params, req.body),
+      summary: summarize(req.query, req.body),
+      result,
+    });
+  });
+}

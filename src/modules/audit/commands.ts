@@ -1,0 +1,82 @@
+import { InvalidArgumentError } from 'commander';
+import type { Command, CommanderError } from 'commander';
+import { AppError } from '../../shared/errors.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../shared/paging.js';
+import type { AuditService } from './audit.service.js';
+import type { AuditEntry } from './schema.js';
+
+/** Opens the audit service for one command and closes what it opened. */
+export type OpenAudit = <T>(fn: (audit: AuditService) => Promise<T>) => Promise<T>;
+
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+
+/** `--since`: an ISO 8601 time, or a span back from now such as 30m, 24h, 7d, 2w. */
+export function sinceOption(now: () => number): (value: string) => number {
+  return (value) => {
+    const span = /^(\d{1,6})([mhdw])$/.exec(value.trim());
+    if (span) return now() - Number(span[1]) * UNIT_MS[span[2] as keyof typeof UNIT_MS];
+    const t = Date.parse(value);
+    if (/^\d{4}-\d{2}-\d{2}/.test(value) && Number.isFinite(t)) return t;
+    throw new InvalidArgumentError('Use an ISO 8601 time (2026-01-31T00:00:00Z) or a span such as 30m, 24h, 7d, 2w.');
+  };
+}
+
+function whole(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || n < min || n > max) throw new InvalidArgumentError(`Use a whole number from ${min} to ${max}.`);
+    return n;
+  };
+}
+
+function render(items: AuditEntry[], total: number, offset: number): string {
+  if (total === 0) return 'No audit records match.';
+  const rows = items.map((e) => [e.at.slice(0, 19).replace('T', ' '), e.actor, e.source, e.action, e.target ?? '-', e.result]);
+  const head = ['TIME (UTC)', 'WHO', 'FROM', 'ACTION', 'TARGET', 'RESULT'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const more = offset + items.length < total ? `\nShowing ${offset + 1}-${offset + items.length} of ${total}; --offset ${offset + items.length} for more` : '';
+  return [line(head), ...rows.map(line)].join('\n') + more;
+}
+
+const PASS_THROUGH = new Set(['commander.help', 'commander.helpDisplayed', 'commander.version']);
+
+/** A usage error (bad --since, unknown option) is one `mailsvc: …` line and exit 2, like bad input elsewhere. */
+function usageErrorsAsBadInput(cmd: Command, path: string): void {
+  cmd
+    .showHelpAfterError(false)
+    .configureOutput({ outputError: () => undefined })
+    .exitOverride((err: CommanderError) => {
+      if (PASS_THROUGH.has(err.code)) process.exit(err.exitCode);
+      throw new AppError('bad_request', `${err.message.replace(/^error: /, '')} (see mailsvc ${path} --help)`);
+    });
+}
+
+/** `mailsvc audit list|prune`. */
+export function auditCommands(program: Command, open: OpenAudit): void {
+  const audit = program.command('audit').description('the audit log of every change made through the API or this CLI');
+  audit
+    .command('list')
+    .description('list audit records, newest first')
+    .option('--action <action>', 'only this action, e.g. "DELETE /domains/:domain" or "cli: domains delete"')
+    .option('--target <target>', 'only this target, e.g. example.org')
+    .option('--since <when>', 'only records from this time on: ISO 8601 or a span such as 24h, 7d', sinceOption(Date.now))
+    .option('--limit <n>', `how many to show (1 to ${MAX_LIMIT})`, whole(1, MAX_LIMIT), DEFAULT_LIMIT)
+    .option('--offset <n>', 'how many to skip', whole(0, Number.MAX_SAFE_INTEGER), 0)
+    .option('--json', 'print the records as one JSON array')
+    .action(async (opts: { action?: string; target?: string; since?: number; limit: number; offset: number; json?: boolean }) => {
+      const filter = { ...(opts.action === undefined ? {} : { action: opts.action }), ...(opts.target === undefined ? {} : { target: opts.target }), ...(opts.since === undefined ? {} : { from: opts.since }) };
+      const page = await open((a) => a.list(filter, { limit: opts.limit, offset: opts.offset }));
+      process.stdout.write((opts.json ? JSON.stringify(page.items, null, 2) : render(page.items, page.total, page.offset)) + '\n');
+    });
+  audit
+    .command('prune')
+    .description('delete records older than MAILSVC_AUDIT_RETENTION_DAYS (default 365); also runs by itself at most hourly')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const r = await open((a) => a.prune());
+      process.stdout.write((opts.json ? JSON.stringify(r) : `Deleted ${r.deleted} audit record(s) older than ${r.before}.`) + '\n');
+    });
+  usageErrorsAsBadInput(audit, 'audit');
+  for (const sub of audit.commands) usageErrorsAsBadInput(sub, `audit ${sub.name()}`);
+}
