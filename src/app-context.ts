@@ -41,6 +41,7 @@ import { FileLimitMap, RedisLimitMap } from './modules/send-limits/limit-map.js'
 import { SendCounter } from './modules/send-limits/policy-counter.js';
 import { DoveadmKicker } from './adapters/dovecot/doveadm.js';
 import type { MailSessionKicker } from './adapters/dovecot/doveadm.js';
+import { createHelperClient } from './helper/socket-client.js';
 import { serviceKey } from './shared/service-keys.js';
 import { join } from 'node:path';
 
@@ -146,7 +147,7 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     redis ? new RedisLimitMap(redis) : new FileLimitMap(join(settings.dataDir, 'send-limits.json')),
     settings.mail.sendRateDefaults,
   );
-  const kicker = opts.kicker ?? new DoveadmKicker({ binary: settings.mail.doveadm, config: settings.mail.dovecotConfig });
+  const kicker = opts.kicker ?? new DoveadmKicker(createHelperClient(settings.helper, log));
   const accounts = new AccountService(accountRepo, domains, kicker, sendLimits, clock, log);
   const appPasswords = new AppPasswordService(db, accounts, await serviceKey(db, dialect, box, 'app-password-hash'), clock);
   return {

@@ -4,6 +4,7 @@ import { serve } from '../main.js';
 import { SERVICE_VERSION } from '../shared/version.js';
 import { adminCommands } from './commands/admin.js';
 import { dbCommands } from './commands/db.js';
+import { helperCommands } from './commands/helper.js';
 import { mailCommands } from './commands/mail.js';
 import { secretsCommands } from './commands/secrets.js';
 
@@ -20,5 +21,6 @@ export function buildProgram(): Command {
   dbCommands(program);
   secretsCommands(program);
   mailCommands(program);
+  helperCommands(program);
   return program;
 }

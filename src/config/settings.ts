@@ -5,6 +5,8 @@ import { readSettingsFile } from './settings-file.js';
 import { SettingsError } from './settings-error.js';
 import { loadMailSettings } from './mail-settings.js';
 import type { MailSettings } from './mail-settings.js';
+import { loadHelperSettings } from './helper-settings.js';
+import type { HelperSettings } from './helper-settings.js';
 
 export { SettingsError };
 
@@ -44,6 +46,7 @@ export type Settings = Readonly<{
   authLog: string;
   logLevel: string;
   mail: MailSettings;
+  helper: HelperSettings;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -157,5 +160,6 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd()): Se
     authLog: resolve(cwd, str(src, 'MAILSVC_AUTH_LOG') ?? join(dataDir, 'auth.log')),
     logLevel: str(src, 'MAILSVC_LOG_LEVEL') ?? 'info',
     mail: loadMailSettings(src, dataDir),
+    helper: loadHelperSettings(src),
   });
 }

@@ -1,0 +1,55 @@
+import type { Command } from 'commander';
+import pino from 'pino';
+import { loadSettings } from '../../config/settings.js';
+import { SettingsError } from '../../config/settings-error.js';
+import { ACTIONS } from '../../helper/actions.js';
+import { HelperRunner } from '../../helper/runner.js';
+import { startHelperServer } from '../../helper/server.js';
+import type { HelperListen } from '../../helper/server.js';
+import { createHelperClient } from '../../helper/socket-client.js';
+import { output } from '../output.js';
+
+/** systemd socket activation (sd_listen_fds): the first passed socket is fd 3. */
+function inheritedSocket(): number | null {
+  const { LISTEN_FDS, LISTEN_PID } = process.env;
+  if (!LISTEN_FDS || Number(LISTEN_FDS) < 1) return null;
+  if (LISTEN_PID !== undefined && LISTEN_PID !== String(process.pid)) return null;
+  return 3;
+}
+
+export function helperCommands(program: Command): void {
+  const helper = program.command('helper').description('the privileged helper that does root work for the service (docs/helper.md)');
+  helper
+    .command('serve')
+    .description('run the helper (as root): on the socket systemd passes in, else on the MAILSVC_HELPER socket')
+    .action(async () => {
+      const settings = loadSettings();
+      const log = pino({ level: settings.logLevel, base: { service: 'mailsvc-helper' } });
+      const fd = inheritedSocket();
+      let listen: HelperListen;
+      if (fd !== null) listen = { fd };
+      else if (settings.helper.endpoint.mode === 'unix') listen = { path: settings.helper.endpoint.path, group: settings.helper.socketGroup };
+      else throw new SettingsError('MAILSVC_HELPER', 'is direct: there is no socket to serve (set unix:/run/mailsvc/helper.sock)');
+      // The socket is created owner-only and opened to its group by chmod 0660 once it exists.
+      process.umask(0o077);
+      if (process.getuid?.() !== 0) log.warn('mailsvc helper serve is not running as root: its actions will fail');
+      const { close } = await startHelperServer(listen, new HelperRunner(settings.helper, log), log);
+      log.info({ socket: 'fd' in listen ? 'inherited (fd 3)' : listen.path, actions: [...ACTIONS.keys()] }, 'mailsvc-helper listening');
+      const stop = (): void => void close().then(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+  helper
+    .command('run')
+    .description(`run one helper action through MAILSVC_HELPER (actions: ${[...ACTIONS.keys()].join(', ')})`)
+    .argument('<action>')
+    .argument('[args...]')
+    .option('--json', 'print the result as JSON')
+    .action(async (action: string, args: string[], opts: { json?: boolean }) => {
+      const settings = loadSettings();
+      // As other commands: log lines on stderr, below warn only when MAILSVC_LOG_LEVEL asks for them.
+      const log = pino({ level: process.env.MAILSVC_LOG_LEVEL ? settings.logLevel : 'warn' }, process.stderr);
+      const r = await createHelperClient(settings.helper, log).run(action, args);
+      output(opts.json, r, () => [r.stdout.trimEnd(), r.stderr.trimEnd(), `exit ${r.code}`].filter(Boolean).join('\n'));
+    });
+}
