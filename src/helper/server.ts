@@ -72,7 +72,8 @@ function serveConnection(socket: Socket, runner: HelperRunner, log: Logger, opts
       chain = chain.then(() => {
         send({ id: null, ok: false, error: 'line-too-long', detail: `a request line holds at most ${MAX_REQUEST_BYTES} bytes` });
         socket.end();
-        socket.destroySoon();
+        // A client that does not close its side is cut off after a moment.
+        setTimeout(() => socket.destroy(), 1000).unref();
       });
       return;
     }
