@@ -34,6 +34,11 @@ function endpoint(src: Source): HelperEndpoint {
   return { mode: 'unix', path };
 }
 
+/**
+ * Read from the process environment only, never from the settings file: that
+ * file sits in the service's data directory, which the unprivileged service can
+ * write, and these settings name programs the helper runs as root.
+ */
 export function loadHelperSettings(src: Source): HelperSettings {
   const doveadm = val(src, 'MAILSVC_DOVEADM') ?? 'doveadm';
   if (/\s/.test(doveadm)) {

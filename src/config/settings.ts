@@ -160,6 +160,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd()): Se
     authLog: resolve(cwd, str(src, 'MAILSVC_AUTH_LOG') ?? join(dataDir, 'auth.log')),
     logLevel: str(src, 'MAILSVC_LOG_LEVEL') ?? 'info',
     mail: loadMailSettings(src, dataDir),
-    helper: loadHelperSettings(src),
+    // The environment only: the settings file lives in a directory the service can write, and the helper runs these programs as root.
+    helper: loadHelperSettings(env),
   });
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findProgram } from '../../test/helpers/mail-daemons.js';
@@ -74,6 +74,18 @@ describe('mailsvc helper run: the CLI side', () => {
     const refused = await runCli(['helper', 'run', 'reload', 'sshd'], { env });
     expect(refused.code).toBe(2);
     expect(refused.stderr.trimEnd().split('\n').at(-1)).toMatch(/^mailsvc: reload <daemon>: daemon must be one of postfix, dovecot, fail2ban, rspamd/);
+  });
+
+  it('direct mode too takes the programs it runs as root from the environment, not the settings file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailsvc-helper-cli-'));
+    const marker = join(dir, 'evil-ran');
+    const evil = join(dir, 'evil');
+    writeFileSync(evil, `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+    writeFileSync(join(dir, 'mailsvc.conf'), `MAILSVC_DOVEADM=${evil}\n`);
+    // The real doveadm runs (and fails here: no Dovecot); the script named in the file does not.
+    const r = await runCli(['helper', 'run', 'doveadm-kick', 'alice@example.org'], { env: { MAILSVC_DATA_DIR: dir, MAILSVC_HELPER: 'direct' } });
+    expect(r.stderr).toMatch(/mailsvc: doveadm exited \d+/);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('the old sudo prefix in MAILSVC_DOVEADM is a settings error (78)', async () => {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import pino from 'pino';
 import { loadSettings } from '../../config/settings.js';
 import { SettingsError } from '../../config/settings-error.js';
+import { loadHelperSettings } from '../../config/helper-settings.js';
 import { ACTIONS } from '../../helper/actions.js';
 import { HelperRunner } from '../../helper/runner.js';
 import { startHelperServer } from '../../helper/server.js';
@@ -23,17 +24,18 @@ export function helperCommands(program: Command): void {
     .command('serve')
     .description('run the helper (as root): on the socket systemd passes in, else on the MAILSVC_HELPER socket')
     .action(async () => {
-      const settings = loadSettings();
-      const log = pino({ level: settings.logLevel, base: { service: 'mailsvc-helper' } });
+      // Its environment only (the unit's EnvironmentFile): no settings file the service could write.
+      const settings = loadHelperSettings(process.env);
+      const log = pino({ level: process.env.MAILSVC_LOG_LEVEL || 'info', base: { service: 'mailsvc-helper' } });
       const fd = inheritedSocket();
       let listen: HelperListen;
       if (fd !== null) listen = { fd };
-      else if (settings.helper.endpoint.mode === 'unix') listen = { path: settings.helper.endpoint.path, group: settings.helper.socketGroup };
+      else if (settings.endpoint.mode === 'unix') listen = { path: settings.endpoint.path, group: settings.socketGroup };
       else throw new SettingsError('MAILSVC_HELPER', 'is direct: there is no socket to serve (set unix:/run/mailsvc/helper.sock)');
       // The socket is created owner-only and opened to its group by chmod 0660 once it exists.
       process.umask(0o077);
       if (process.getuid?.() !== 0) log.warn('mailsvc helper serve is not running as root: its actions will fail');
-      const { close } = await startHelperServer(listen, new HelperRunner(settings.helper, log), log);
+      const { close } = await startHelperServer(listen, new HelperRunner(settings, log), log);
       log.info({ socket: 'fd' in listen ? 'inherited (fd 3)' : listen.path, actions: [...ACTIONS.keys()] }, 'mailsvc-helper listening');
       const stop = (): void => void close().then(() => process.exit(0));
       process.once('SIGINT', stop);
