@@ -63,6 +63,7 @@ class LineSplitter {
  * 20,000 messages streams in constant memory. stderr is read as it comes
  * (to `onStderrLine`; its last 4 KiB are kept for the error). Ends with the
  * same `ExecError`s as `exec`; leaving the loop early stops the program.
+ * The default time limit is 60 s for the whole run.
  */
 export async function* execLines(file: string, args: readonly string[], opts: ExecLinesOptions = {}): AsyncGenerator<string, void, undefined> {
   const child = startChild(file, args, { timeoutMs: 60_000, ...opts });

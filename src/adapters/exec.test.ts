@@ -84,6 +84,18 @@ describe('exec', () => {
     expect(processState(pid)).toMatch(/^(gone|Z)$/);
   });
 
+  it('a program that exits but leaves a child holding stdout open still ends at the timeout, child included', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailsvc-exec-'));
+    const pidFile = join(dir, 'pid');
+    const script = `const c = require("child_process").spawn("sleep", ["30"], { stdio: "inherit" }); require("fs").writeFileSync(${JSON.stringify(pidFile)}, String(c.pid)); process.exit(0)`;
+    const started = Date.now();
+    const err = await execError(exec(NODE, ['-e', script], { timeoutMs: 500 }));
+    expect(err.kind).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(3000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(processState(Number(readFileSync(pidFile, 'utf8')))).toMatch(/^(gone|Z)$/);
+  });
+
   it('output over the cap stops the program: kind output-cap, memory bounded', async () => {
     const started = Date.now();
     const err = await execError(exec('/bin/cat', ['/dev/zero'], { maxOutputBytes: 1024 * 1024 }));

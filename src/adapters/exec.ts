@@ -107,12 +107,13 @@ export function startChild(file: string, args: readonly string[], opts: ExecOpti
   proc.stdout?.on('error', () => undefined);
   proc.stderr?.on('error', () => undefined);
   let killTimer: NodeJS.Timeout | undefined;
+  // The whole group, even when the program itself has exited: what it left behind may still hold stdout open.
   const killGroup = (sig: NodeJS.Signals): void => {
-    if (proc.pid === undefined || proc.exitCode !== null || proc.signalCode !== null) return;
+    if (proc.pid === undefined) return;
     try {
       process.kill(-proc.pid, sig);
     } catch {
-      proc.kill(sig);
+      // ESRCH: nothing of the group is left.
     }
   };
   const stop = (kind: 'timeout' | 'output-cap' | 'aborted', reason?: string): void => {
