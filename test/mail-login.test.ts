@@ -52,6 +52,7 @@ for (const dialect of DIALECTS) {
     let closeHook: () => Promise<void> = async () => undefined;
     let closePolicy: () => Promise<void> = async () => undefined;
     let closeHelper: () => Promise<void> = async () => undefined;
+    let helper: SocketHelperClient;
     let appPw = '';
     let appPwId = '';
     let hookSocket = '';
@@ -82,7 +83,8 @@ for (const dialect of DIALECTS) {
       const helperConfig = { doveadm: 'doveadm', dovecotConfig: dovecot.configPath, postfixConfigDir: '/etc/postfix', fail2banSocket: '/nonexistent', fail2banConfigDir: '/etc/fail2ban' };
       const helperSocket = join(sockDir, 'helper.sock');
       closeHelper = (await startHelperServer({ path: helperSocket, group: null }, new HelperRunner(helperConfig, t.ctx.log), t.ctx.log)).close;
-      kicker.real = new DoveadmKicker(new SocketHelperClient(helperSocket));
+      helper = new SocketHelperClient(helperSocket);
+      kicker.real = new DoveadmKicker(helper);
       postfix = await startPostfix({ dialect, databaseUrl: db.url, saslPath: dovecot.authSocket, policy: `inet:127.0.0.1:${policy.port}`, lmtp: dovecot.lmtpSocket });
     }, 120_000);
     afterAll(async () => {
@@ -144,6 +146,14 @@ for (const dialect of DIALECTS) {
       expect(call?.helper).toMatchObject({ args: [ALICE], ok: true, code: 0 });
       await session.close();
       expect((await imapLogin(dovecot.imapPort, ALICE, appPw)).ok).toBe(false);
+    });
+
+    it.skipIf(!available)('the helper reloads the real Dovecot (doveadm -c <config> reload); logins keep working', async () => {
+      const r = await helper.run('reload', ['dovecot']);
+      expect(r.code).toBe(0);
+      await new Promise((res) => setTimeout(res, 500));
+      expect(dovecot.logs()).toMatch(/SIGHUP received - reloading configuration/);
+      expect((await imapLogin(dovecot.imapPort, ALICE, PW.alice)).ok).toBe(true);
     });
 
     it.skipIf(!available)('a new primary password and a deactivation end the open sessions and refuse the old password', async () => {
