@@ -80,12 +80,12 @@ for (const dialect of DIALECTS) {
       const policy = await startPolicyServer({ host: '127.0.0.1', port: 0 }, t.ctx.sendLimits, t.ctx.sendCounter, t.ctx.log);
       closePolicy = policy.close;
       dovecot = await startDovecot({ dialect, databaseUrl: db.url, hookSocket });
-      const helperConfig = { doveadm: 'doveadm', dovecotConfig: dovecot.configPath, postfixConfigDir: '/etc/postfix', fail2banSocket: '/nonexistent', fail2banConfigDir: '/etc/fail2ban' };
+      postfix = await startPostfix({ dialect, databaseUrl: db.url, saslPath: dovecot.authSocket, policy: `inet:127.0.0.1:${policy.port}`, lmtp: dovecot.lmtpSocket });
+      const helperConfig = { doveadm: 'doveadm', dovecotConfig: dovecot.configPath, postfixConfigDir: postfix.configDir, fail2banSocket: '/nonexistent', fail2banConfigDir: '/etc/fail2ban' };
       const helperSocket = join(sockDir, 'helper.sock');
       closeHelper = (await startHelperServer({ path: helperSocket, group: null }, new HelperRunner(helperConfig, t.ctx.log), t.ctx.log)).close;
       helper = new SocketHelperClient(helperSocket);
       kicker.real = new DoveadmKicker(helper);
-      postfix = await startPostfix({ dialect, databaseUrl: db.url, saslPath: dovecot.authSocket, policy: `inet:127.0.0.1:${policy.port}`, lmtp: dovecot.lmtpSocket });
     }, 120_000);
     afterAll(async () => {
       await postfix?.stop();
@@ -148,12 +148,15 @@ for (const dialect of DIALECTS) {
       expect((await imapLogin(dovecot.imapPort, ALICE, appPw)).ok).toBe(false);
     });
 
-    it.skipIf(!available)('the helper reloads the real Dovecot (doveadm -c <config> reload); logins keep working', async () => {
-      const r = await helper.run('reload', ['dovecot']);
-      expect(r.code).toBe(0);
+    it.skipIf(!available)('the helper reloads the real Dovecot and Postfix (-c <their config>); logins keep working', async () => {
+      expect((await helper.run('reload', ['dovecot'])).code).toBe(0);
+      expect((await helper.run('reload', ['postfix'])).code).toBe(0);
       await new Promise((res) => setTimeout(res, 500));
       expect(dovecot.logs()).toMatch(/SIGHUP received - reloading configuration/);
+      expect(postfix.logs()).toMatch(/refreshing the Postfix mail system/);
       expect((await imapLogin(dovecot.imapPort, ALICE, PW.alice)).ok).toBe(true);
+      const sent = await swaksSend({ port: postfix.submissionPort, user: ALICE, pass: PW.alice, from: ALICE, to: CAROL, quitAfter: 'AUTH' });
+      expect(sent.code, sent.output).toBe('235');
     });
 
     it.skipIf(!available)('a new primary password and a deactivation end the open sessions and refuse the old password', async () => {
