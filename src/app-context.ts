@@ -41,7 +41,7 @@ import { FileLimitMap, RedisLimitMap } from './modules/send-limits/limit-map.js'
 import { SendCounter } from './modules/send-limits/policy-counter.js';
 import { DoveadmKicker } from './adapters/dovecot/doveadm.js';
 import type { MailSessionKicker } from './adapters/dovecot/doveadm.js';
-import { createHelperClient } from './helper/socket-client.js';
+import { createHelperClient } from './helper/index.js';
 import { serviceKey } from './shared/service-keys.js';
 import { join } from 'node:path';
 

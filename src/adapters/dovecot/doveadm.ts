@@ -1,4 +1,4 @@
-import type { HelperClient } from '../../helper/helper-client.js';
+import type { HelperClient } from '../../helper/index.js';
 
 export type KickResult = { kicked: boolean; detail: string; failed?: boolean };
 export type MailSessionKicker = { kick(user: string): Promise<KickResult> };

@@ -3,11 +3,8 @@ import pino from 'pino';
 import { loadSettings } from '../../config/settings.js';
 import { SettingsError } from '../../config/settings-error.js';
 import { loadHelperSettings } from '../../config/helper-settings.js';
-import { ACTIONS } from '../../helper/actions.js';
-import { HelperRunner } from '../../helper/runner.js';
-import { startHelperServer } from '../../helper/server.js';
-import type { HelperListen } from '../../helper/server.js';
-import { createHelperClient } from '../../helper/socket-client.js';
+import { ACTIONS, HelperRunner, createHelperClient, startHelperServer } from '../../helper/index.js';
+import type { HelperListen } from '../../helper/index.js';
 import { output } from '../output.js';
 
 /** systemd socket activation (sd_listen_fds): the first passed socket is fd 3. */
