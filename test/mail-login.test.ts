@@ -15,8 +15,12 @@ import { startHookServer } from '../src/modules/mail-auth/hook-server.js';
 import { startPolicyServer } from '../src/modules/send-limits/policy-server.js';
 import { DoveadmKicker } from '../src/adapters/dovecot/doveadm.js';
 import type { MailSessionKicker } from '../src/adapters/dovecot/doveadm.js';
+import { HelperRunner } from '../src/helper/runner.js';
+import { startHelperServer } from '../src/helper/server.js';
+import { SocketHelperClient } from '../src/helper/socket-client.js';
 
-// mailsvc as `serve` runs it (hook socket, policy service, doveadm kick), with
+// mailsvc as `serve` runs it (hook socket, policy service, doveadm kick through
+// the privileged helper's real socket), with
 // Dovecot and Postfix started from deploy/ in a temp dir, and clients nobody
 // here wrote: python3's imaplib/poplib and swaks.
 const daemonsMissing = mailDaemonsUnavailable();
@@ -47,6 +51,8 @@ for (const dialect of DIALECTS) {
     let postfix: Postfix;
     let closeHook: () => Promise<void> = async () => undefined;
     let closePolicy: () => Promise<void> = async () => undefined;
+    let closeHelper: () => Promise<void> = async () => undefined;
+    let helper: SocketHelperClient;
     let appPw = '';
     let appPwId = '';
     let hookSocket = '';
@@ -74,13 +80,18 @@ for (const dialect of DIALECTS) {
       const policy = await startPolicyServer({ host: '127.0.0.1', port: 0 }, t.ctx.sendLimits, t.ctx.sendCounter, t.ctx.log);
       closePolicy = policy.close;
       dovecot = await startDovecot({ dialect, databaseUrl: db.url, hookSocket });
-      kicker.real = new DoveadmKicker({ binary: 'doveadm', config: dovecot.configPath });
       postfix = await startPostfix({ dialect, databaseUrl: db.url, saslPath: dovecot.authSocket, policy: `inet:127.0.0.1:${policy.port}`, lmtp: dovecot.lmtpSocket });
+      const helperConfig = { doveadm: 'doveadm', dovecotConfig: dovecot.configPath, postfixConfigDir: postfix.configDir, fail2banSocket: '/nonexistent', fail2banConfigDir: '/etc/fail2ban' };
+      const helperSocket = join(sockDir, 'helper.sock');
+      closeHelper = (await startHelperServer({ path: helperSocket, group: null }, new HelperRunner(helperConfig, t.ctx.log), t.ctx.log)).close;
+      helper = new SocketHelperClient(helperSocket);
+      kicker.real = new DoveadmKicker(helper);
     }, 120_000);
     afterAll(async () => {
       await postfix?.stop();
       await dovecot?.stop();
       await closePolicy();
+      await closeHelper();
       await closeHook();
       await t?.close();
       await db?.drop();
@@ -130,8 +141,22 @@ for (const dialect of DIALECTS) {
       const r = await t.app.inject({ method: 'DELETE', url: `/accounts/${ALICE}/app-passwords/${appPwId}`, headers: { authorization: t.basic() } });
       expect(r.statusCode).toBe(204);
       expect(await droppedSoon(session)).toBe(true);
+      // The kick went through the helper, which logged it with doveadm's accepted exit code.
+      const call = t.logs.map((l) => JSON.parse(l) as { helper?: { action: string; args: string[]; ok: boolean; code: number } }).find((l) => l.helper?.action === 'doveadm-kick');
+      expect(call?.helper).toMatchObject({ args: [ALICE], ok: true, code: 0 });
       await session.close();
       expect((await imapLogin(dovecot.imapPort, ALICE, appPw)).ok).toBe(false);
+    });
+
+    it.skipIf(!available)('the helper reloads the real Dovecot and Postfix (-c <their config>); logins keep working', async () => {
+      expect((await helper.run('reload', ['dovecot'])).code).toBe(0);
+      expect((await helper.run('reload', ['postfix'])).code).toBe(0);
+      await new Promise((res) => setTimeout(res, 500));
+      expect(dovecot.logs()).toMatch(/SIGHUP received - reloading configuration/);
+      expect(postfix.logs()).toMatch(/refreshing the Postfix mail system/);
+      expect((await imapLogin(dovecot.imapPort, ALICE, PW.alice)).ok).toBe(true);
+      const sent = await swaksSend({ port: postfix.submissionPort, user: ALICE, pass: PW.alice, from: ALICE, to: CAROL, quitAfter: 'AUTH' });
+      expect(sent.code, sent.output).toBe('235');
     });
 
     it.skipIf(!available)('a new primary password and a deactivation end the open sessions and refuse the old password', async () => {

@@ -58,7 +58,6 @@ export class Modules {
   }
   accounts(): Promise<AccountsModule> {
     return this.once('accounts', async () => {
-      const { settings } = this.infra;
       const [{ createAccountsModule }, { DoveadmKicker }, domains, sendLimits] = await Promise.all([
         import('../modules/accounts/index.js'),
         import('../adapters/dovecot/doveadm.js'),
@@ -68,7 +67,7 @@ export class Modules {
       return createAccountsModule(this.infra, {
         domains: domains.service,
         sendLimits: sendLimits.service,
-        kicker: this.opts.kicker ?? new DoveadmKicker({ binary: settings.mail.doveadm, config: settings.mail.dovecotConfig }),
+        kicker: this.opts.kicker ?? new DoveadmKicker(this.infra.helper),
         // Looked up when an account is deleted: app passwords need the accounts first.
         dependents: [{ removeForAccount: async (id, tx) => (await this.appPasswords()).service.removeForAccount(id, tx) }],
       });

@@ -20,8 +20,9 @@ const dataDir = (): string => {
   dirs.push(d);
   return d;
 };
-// doveadm kick runs on every password change and delete: /bin/true stands in for Dovecot.
-const baseEnv = (dir: string): Record<string, string> => ({ MAILSVC_DATA_DIR: dir, MAILSVC_DOVEADM: '/bin/true' });
+// doveadm kick runs on every password change and delete, through the helper run in-process (the
+// CLI as root): /bin/true stands in for doveadm.
+const baseEnv = (dir: string): Record<string, string> => ({ MAILSVC_DATA_DIR: dir, MAILSVC_HELPER: 'direct', MAILSVC_DOVEADM: '/bin/true' });
 const cli = (dir: string, args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> =>
   runCli(args, { env: { ...baseEnv(dir), ...opts.env }, ...(opts.input === undefined ? {} : { input: opts.input }) });
 

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { MODULE_COMMANDS } from '../app/commands.js';
 import { SERVICE_VERSION } from '../shared/version.js';
 import { dbCommands } from './commands/db.js';
+import { helperCommands } from './commands/helper.js';
 import { secretsCommands } from './commands/secrets.js';
 import { oneLineUsageErrors } from './usage-errors.js';
 import { installAuditHook } from './audit-hook.js';
@@ -26,9 +27,10 @@ export function buildProgram(): Command {
   for (const add of MODULE_COMMANDS) add(program);
   dbCommands(program);
   secretsCommands(program);
+  helperCommands(program);
   recordsChanges(program, ['secrets rotate-key']);
   installAuditHook(program);
   // Usage errors of the mail commands leave as one `mailsvc: …` line (exit 2), like every other error.
-  for (const cmd of program.commands) if (!['serve', 'admin', 'db', 'secrets'].includes(cmd.name())) oneLineUsageErrors(cmd);
+  for (const cmd of program.commands) if (!['serve', 'admin', 'db', 'secrets', 'helper'].includes(cmd.name())) oneLineUsageErrors(cmd);
   return program;
 }

@@ -15,8 +15,6 @@ export type MailSettings = Readonly<{
   authHookSocketGroup: number | null;
   /** Optional loopback TCP address of the auth hook. */
   authHookListen: { host: string; port: number } | null;
-  doveadm: string;
-  dovecotConfig: string | undefined;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -41,7 +39,7 @@ function rate(src: Source, key: string): number {
   return Number(v);
 }
 
-function groupId(src: Source, key: string): number | null {
+export function groupId(src: Source, key: string): number | null {
   const v = val(src, key);
   if (v === undefined) return null;
   if (/^\d+$/.test(v)) return Number(v);
@@ -59,7 +57,5 @@ export function loadMailSettings(src: Source, dataDir: string): MailSettings {
     authHookSocket: socket === 'off' ? null : socket,
     authHookSocketGroup: groupId(src, 'MAILSVC_MAIL_AUTH_SOCKET_GROUP'),
     authHookListen: loopback(src, 'MAILSVC_MAIL_AUTH_LISTEN', null),
-    doveadm: val(src, 'MAILSVC_DOVEADM') ?? 'doveadm',
-    dovecotConfig: val(src, 'MAILSVC_DOVECOT_CONFIG'),
   });
 }

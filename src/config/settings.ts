@@ -7,6 +7,8 @@ import type { Layout } from './layout.js';
 import { SettingsError } from './settings-error.js';
 import { loadMailSettings } from './mail-settings.js';
 import type { MailSettings } from './mail-settings.js';
+import { loadHelperSettings } from './helper-settings.js';
+import type { HelperSettings } from './helper-settings.js';
 
 export { SettingsError };
 
@@ -50,6 +52,7 @@ export type Settings = Readonly<{
   auditRetentionDays: number;
   logLevel: string;
   mail: MailSettings;
+  helper: HelperSettings;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -168,5 +171,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     auditRetentionDays: int(src, 'MAILSVC_AUDIT_RETENTION_DAYS', 365, 1, 36500),
     logLevel: str(src, 'MAILSVC_LOG_LEVEL') ?? 'info',
     mail: loadMailSettings(src, dataDir),
+    // The environment only: the settings file lives in a directory the service can write, and the helper runs these programs as root.
+    helper: loadHelperSettings(env),
   });
 }

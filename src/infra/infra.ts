@@ -6,6 +6,7 @@ import type { Settings } from '../config/settings.js';
 import { createDb, dialectOf } from '../db/database.js';
 import type { Db, DialectName } from '../db/database.js';
 import type { OutboundPolicy } from '../adapters/outbound/address-policy.js';
+import type { HelperClient } from '../adapters/helper-client.js';
 import { AuthLog } from '../shared/auth-log.js';
 import { ChangeSignal } from '../shared/change-signal.js';
 import { systemClock } from '../shared/clock.js';
@@ -34,6 +35,8 @@ export type Infra = {
   readonly outbound: OutboundPolicy;
   /** Tells a running service that a host command changed what it caches. */
   readonly changes: ChangeSignal;
+  /** The privileged helper (MAILSVC_HELPER): root work goes through it, never through sudo. */
+  readonly helper: HelperClient;
   /** Connects Redis now, for `serve`: an unreachable Redis stops the start with one clear line. */
   connectRedis(): Promise<void>;
   close(): Promise<void>;
@@ -90,6 +93,14 @@ export function createInfra(settings: Settings, opts: InfraOptions = {}): Infra 
   const box = memo(() => loadSecretBox(settings, { create: opts.createKeyFile === true }));
   const authLog = memo(() => new AuthLog(settings.authLog));
   const changes = memo(() => (changesOpen = new ChangeSignal(settings.dataDir)));
+  // The helper's client code (and, in direct mode, its actions) loads on the first call.
+  let helperClient: Promise<HelperClient> | undefined;
+  const helper: HelperClient = {
+    run: async (action, args) => {
+      helperClient ??= import('../helper/index.js').then((h) => h.createHelperClient(settings.helper, log()));
+      return (await helperClient).run(action, args);
+    },
+  };
   return {
     settings,
     get log() {
@@ -113,6 +124,7 @@ export function createInfra(settings: Settings, opts: InfraOptions = {}): Infra 
     get changes() {
       return changes();
     },
+    helper,
     async connectRedis() {
       const client = redis();
       if (!client || client.status === 'ready') return;

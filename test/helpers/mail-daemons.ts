@@ -217,7 +217,7 @@ export type PostfixOptions = {
   /** Dovecot's LMTP socket (Dovecot.lmtpSocket); none: accepted mail is discarded. */
   lmtp?: string;
 };
-export type Postfix = { submissionPort: number; logs(): string; stop(): Promise<void> };
+export type Postfix = { submissionPort: number; /** For `postfix -c <configDir> …`. */ configDir: string; logs(): string; stop(): Promise<void> };
 
 // The services a queue needs, none chrooted; the submission service comes from deploy/.
 const POSTFIX_SERVICES = `# service type  private unpriv  chroot  wakeup  maxproc command + args
@@ -302,5 +302,5 @@ export async function startPostfix(opts: PostfixOptions): Promise<Postfix> {
     await stop();
     throw new Error(message);
   }
-  return { submissionPort, logs, stop };
+  return { submissionPort, configDir: join(dir, 'etc'), logs, stop };
 }

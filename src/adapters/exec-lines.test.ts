@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { ExecError } from './exec.js';
+import { execLines } from './exec-lines.js';
+
+const NODE = process.execPath;
+
+// Memory still held (after a full collection), not what the heap has yet to collect.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+function retained(): number {
+  gc();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
+}
+
+async function collect(it: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const line of it) out.push(line);
+  return out;
+}
+
+async function failure(p: Promise<unknown>): Promise<ExecError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof ExecError)) throw new Error(`expected an ExecError, got ${String(err)}`);
+  return err;
+}
+
+describe('execLines', () => {
+  it('yields stdout line by line (CRLF, a last line without newline, multi-byte characters split across chunks)', async () => {
+    const script = 'process.stdout.write("a\\r\\nb\\n"); process.stdout.write(Buffer.from("ü", "utf8").subarray(0, 1)); setTimeout(() => process.stdout.write(Buffer.concat([Buffer.from("ü", "utf8").subarray(1), Buffer.from("x\\nlast")])), 50)';
+    expect(await collect(execLines(NODE, ['-e', script]))).toEqual(['a', 'b', 'üx', 'last']);
+  });
+
+  it('reports stderr lines and progress as they come', async () => {
+    const errs: string[] = [];
+    const progress: number[] = [];
+    const script = 'for (let i = 0; i < 3; i++) { process.stderr.write(`step ${i}\\n`); process.stdout.write(`line ${i}\\n`); }';
+    const lines = await collect(execLines(NODE, ['-e', script], { onStderrLine: (l) => errs.push(l), onProgress: (p) => progress.push(p.lines) }));
+    expect(lines).toEqual(['line 0', 'line 1', 'line 2']);
+    expect(errs).toEqual(['step 0', 'step 1', 'step 2']);
+    expect(progress.at(-1)).toBe(3);
+  });
+
+  it('streams a huge output in flat memory, with backpressure on the program', async () => {
+    // 500,000 lines of 200 bytes = 100 MB. The program reports on stderr how far it got.
+    const script =
+      'const l = "x".repeat(199) + "\\n"; let i = 0; function w() { while (i < 500000) { i++; if (i % 1000 === 0) process.stderr.write(i + "\\n");' +
+      ' if (!process.stdout.write(l)) { process.stdout.once("drain", w); return; } } } w();';
+    let written = 0;
+    const before = retained();
+    let peak = before;
+    let count = 0;
+    let writtenDuringPause = -1;
+    for await (const line of execLines(NODE, ['-e', script], { timeoutMs: 120_000, onStderrLine: (l) => (written = Number(l)) })) {
+      count += 1;
+      if (line.length !== 199) throw new Error('bad line');
+      if (count % 50_000 === 0) peak = Math.max(peak, retained());
+      if (count === 10) {
+        await new Promise((r) => setTimeout(r, 500));
+        writtenDuringPause = written;
+      }
+    }
+    expect(count).toBe(500_000);
+    // While the loop waited, the program was held by the full pipe: a few hundred KB, not 100 MB.
+    expect(writtenDuringPause).toBeLessThan(10_000);
+    expect(peak - before).toBeLessThan(8 * 1024 * 1024);
+  }, 120_000);
+
+  it('leaving the loop early stops the program', async () => {
+    const started = Date.now();
+    let n = 0;
+    for await (const line of execLines('/usr/bin/yes', ['y'])) {
+      expect(line).toBe('y');
+      if (++n === 5) break;
+    }
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('ends with the typed errors: exit (with stderr), not-found, timeout, output-cap, aborted', async () => {
+    const exit = await failure(collect(execLines(NODE, ['-e', 'console.log("ok"); console.error("broken queue"); process.exit(75)'])));
+    expect([exit.kind, exit.code, exit.stderr]).toEqual(['exit', 75, 'broken queue']);
+    expect((await failure(collect(execLines('/nonexistent/postqueue', ['-j'])))).kind).toBe('not-found');
+    expect((await failure(collect(execLines('sleep', ['30'], { timeoutMs: 300 })))).kind).toBe('timeout');
+    expect((await failure(collect(execLines('/bin/cat', ['/dev/zero'], { maxLineBytes: 64 * 1024 })))).kind).toBe('output-cap');
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    expect((await failure(collect(execLines('sleep', ['30'], { signal: ac.signal })))).kind).toBe('aborted');
+    const ok = await collect(execLines(NODE, ['-e', 'console.log("none"); process.exit(68)'], { okCodes: [0, 68] }));
+    expect(ok).toEqual(['none']);
+  });
+});

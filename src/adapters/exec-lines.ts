@@ -1,0 +1,115 @@
+import { ExecError, startChild } from './exec.js';
+import type { ExecOptions } from './exec.js';
+
+export type LineProgress = { lines: number; bytes: number };
+
+export type ExecLinesOptions = Omit<ExecOptions, 'maxOutputBytes'> & {
+  /** The longest stdout or stderr line accepted (default 1 MiB); a longer one stops the program (`output-cap`). */
+  maxLineBytes?: number;
+  /** Each stderr line as it arrives (tools print progress there). */
+  onStderrLine?: (line: string) => void;
+  /** stdout lines and bytes read so far, after each chunk. */
+  onProgress?: (progress: LineProgress) => void;
+};
+
+const NL = 0x0a;
+
+/** Splits a byte stream into lines without decoding partial characters; keeps only the unfinished line. */
+class LineSplitter {
+  private parts: Buffer[] = [];
+  private size = 0;
+  constructor(
+    private readonly max: number,
+    private readonly over: () => void,
+  ) {}
+
+  push(chunk: Buffer): string[] {
+    const lines: string[] = [];
+    let start = 0;
+    let nl: number;
+    while ((nl = chunk.indexOf(NL, start)) >= 0) {
+      this.add(chunk.subarray(start, nl));
+      lines.push(this.take());
+      start = nl + 1;
+    }
+    if (start < chunk.length) this.add(chunk.subarray(start));
+    return lines;
+  }
+
+  /** The last line, when the stream ended without a newline. */
+  rest(): string | null {
+    return this.size > 0 ? this.take() : null;
+  }
+
+  private add(part: Buffer): void {
+    this.size += part.length;
+    if (this.size > this.max) this.over();
+    else this.parts.push(part);
+  }
+
+  private take(): string {
+    const bytes = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts);
+    const line = bytes.toString('utf8').replace(/\r$/, '');
+    this.parts = [];
+    this.size = 0;
+    return line;
+  }
+}
+
+/**
+ * Runs a program and yields its stdout line by line. The next chunk is read
+ * only when the consumer asks for more lines, so a slow consumer blocks the
+ * program on a full pipe instead of filling memory: `postqueue -j` with
+ * 20,000 messages streams in constant memory. stderr is read as it comes
+ * (to `onStderrLine`; its last 4 KiB are kept for the error). Ends with the
+ * same `ExecError`s as `exec`; leaving the loop early stops the program.
+ * The default time limit is 60 s for the whole run.
+ */
+export async function* execLines(file: string, args: readonly string[], opts: ExecLinesOptions = {}): AsyncGenerator<string, void, undefined> {
+  const child = startChild(file, args, { timeoutMs: 60_000, ...opts });
+  const max = opts.maxLineBytes ?? 1024 * 1024;
+  const cap = (): void => child.stop('output-cap', `${max} bytes in one line`);
+  let stderrTail = '';
+  const errLines = new LineSplitter(max, cap);
+  const onErrLine = (line: string): void => {
+    stderrTail = `${stderrTail}\n${line}`.slice(-4096);
+    opts.onStderrLine?.(line);
+  };
+  child.proc.stderr?.on('data', (chunk: Buffer) => errLines.push(chunk).forEach(onErrLine));
+  child.proc.stderr?.on('error', () => undefined);
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.proc.once('close', (code, signal) => resolve({ code, signal }));
+  });
+  const outLines = new LineSplitter(max, cap);
+  const progress: LineProgress = { lines: 0, bytes: 0 };
+  let finished = false;
+  try {
+    const stdout = child.proc.stdout;
+    if (stdout) {
+      // A timeout, cap or abort destroys stdout with its ExecError, which ends this loop even while the
+      // program is silent. (Racing each read against one long-lived promise would keep every chunk alive.)
+      for await (const chunk of stdout as AsyncIterable<Buffer>) {
+        progress.bytes += chunk.length;
+        const lines = outLines.push(chunk);
+        progress.lines += lines.length;
+        opts.onProgress?.({ ...progress });
+        for (const line of lines) yield line;
+      }
+    }
+    const last = outLines.rest();
+    if (last !== null) {
+      progress.lines += 1;
+      yield last;
+    }
+    const { code, signal } = await Promise.race([closed, child.stopped]);
+    const rest = errLines.rest();
+    if (rest !== null) onErrLine(rest);
+    finished = true;
+    if (code === null) throw new ExecError('signal', file, { ...(signal ? { signal } : {}), stderr: stderrTail });
+    if (!(opts.okCodes ?? [0]).includes(code)) throw new ExecError('exit', file, { code, stderr: stderrTail });
+  } finally {
+    // The consumer stopped early (break, an exception): the program is not needed any more.
+    if (!finished) child.stop('aborted');
+    child.clear();
+  }
+}

@@ -1,0 +1,58 @@
+import { isAbsolute } from 'node:path';
+import { groupId } from './mail-settings.js';
+import { SettingsError } from './settings-error.js';
+
+/** How this process reaches the privileged helper. */
+export type HelperEndpoint = { mode: 'direct' } | { mode: 'unix'; path: string };
+
+export type HelperSettings = Readonly<{
+  endpoint: HelperEndpoint;
+  /** Group given the socket when `mailsvc helper serve` creates it itself (under systemd, SocketGroup= does it). */
+  socketGroup: number | null;
+  /** The helper's own view of the daemons: never taken from a caller. */
+  doveadm: string;
+  dovecotConfig: string | undefined;
+  postfixConfigDir: string;
+  fail2banSocket: string;
+  fail2banConfigDir: string;
+}>;
+
+type Source = Record<string, string | undefined>;
+const val = (src: Source, key: string): string | undefined => (src[key] === undefined || src[key] === '' ? undefined : src[key]);
+
+function absolute(src: Source, key: string, dflt: string): string {
+  const v = val(src, key) ?? dflt;
+  if (!isAbsolute(v)) throw new SettingsError(key, `must be an absolute path, got "${v}"`);
+  return v;
+}
+
+function endpoint(src: Source): HelperEndpoint {
+  const v = val(src, 'MAILSVC_HELPER') ?? 'unix:/run/mailsvc/helper.sock';
+  if (v === 'direct') return { mode: 'direct' };
+  const path = v.startsWith('unix:') ? v.slice('unix:'.length) : '';
+  if (!isAbsolute(path)) throw new SettingsError('MAILSVC_HELPER', 'must be unix:<absolute socket path> or direct');
+  return { mode: 'unix', path };
+}
+
+/**
+ * Read from the process environment only, never from the settings file: that
+ * file sits in the service's data directory, which the unprivileged service can
+ * write, and these settings name programs the helper runs as root.
+ */
+export function loadHelperSettings(src: Source): HelperSettings {
+  const doveadm = val(src, 'MAILSVC_DOVEADM') ?? 'doveadm';
+  if (/\s/.test(doveadm)) {
+    // The old `sudo -n /usr/bin/doveadm` prefix: sudo cannot work under NoNewPrivileges.
+    throw new SettingsError('MAILSVC_DOVEADM', 'must be the doveadm program alone (root access goes through mailsvc-helper now, not a sudo prefix)');
+  }
+  const dovecotConfig = val(src, 'MAILSVC_DOVECOT_CONFIG');
+  return Object.freeze({
+    endpoint: endpoint(src),
+    socketGroup: groupId(src, 'MAILSVC_HELPER_SOCKET_GROUP'),
+    doveadm,
+    dovecotConfig: dovecotConfig === undefined ? undefined : absolute(src, 'MAILSVC_DOVECOT_CONFIG', dovecotConfig),
+    postfixConfigDir: absolute(src, 'MAILSVC_POSTFIX_CONFIG_DIR', '/etc/postfix'),
+    fail2banSocket: absolute(src, 'MAILSVC_FAIL2BAN_SOCKET', '/run/fail2ban/fail2ban.sock'),
+    fail2banConfigDir: absolute(src, 'MAILSVC_FAIL2BAN_CONFIG_DIR', '/etc/fail2ban'),
+  });
+}

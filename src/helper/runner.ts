@@ -1,0 +1,78 @@
+import type { Logger } from 'pino';
+import { ExecError, exec } from '../adapters/exec.js';
+import { ACTIONS } from './actions.js';
+import type { ActionSpec, HelperConfig } from './actions.js';
+import { HelperError } from '../adapters/helper-client.js';
+import type { HelperClient, HelperResult } from '../adapters/helper-client.js';
+import type { HelperAnswer } from './protocol.js';
+
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
+/** An answer before the server adds the request's id. */
+export type Outcome = WithoutId<HelperAnswer>;
+
+const clip = (s: string): string => (s.length > 200 ? `${s.slice(0, 200)}…` : s);
+const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Validates an action and its arguments against the fixed table, runs the
+ * program through `exec` (no shell, minimal environment, timeout, output cap)
+ * and logs every call: action, arguments (secret ones redacted), result and
+ * duration. A refused call runs nothing.
+ */
+export class HelperRunner {
+  constructor(
+    private readonly cfg: HelperConfig,
+    private readonly log: Logger,
+    private readonly actions: ReadonlyMap<string, ActionSpec> = ACTIONS,
+  ) {}
+
+  async answer(action: string, rawArgs: readonly string[]): Promise<Outcome> {
+    const started = Date.now();
+    const spec = this.actions.get(action);
+    const shown = rawArgs.map((a, i) => (spec?.params[i]?.secret ? '[redacted]' : clip(a)));
+    const done = (outcome: Outcome): Outcome => {
+      const summary = outcome.ok ? { ok: true, code: outcome.code } : { ok: false, error: outcome.error, detail: outcome.detail, exec: outcome.exec };
+      const entry = { helper: { action: clip(action), args: shown, ...summary, duration_ms: Date.now() - started } };
+      if (outcome.ok) this.log.info(entry, 'helper call');
+      else this.log.warn(entry, 'helper call failed');
+      return outcome;
+    };
+    if (!spec) return done({ ok: false, error: 'unknown-action', detail: `"${clip(action)}" is not a helper action (known: ${[...this.actions.keys()].join(', ')})` });
+    if (rawArgs.length !== spec.params.length) {
+      return done({ ok: false, error: 'invalid-argument', detail: `${action} takes ${spec.params.map((p) => `<${p.name}>`).join(' ') || 'no arguments'}` });
+    }
+    const args: string[] = [];
+    for (const [i, param] of spec.params.entries()) {
+      try {
+        args.push(param.validate(rawArgs[i] ?? ''));
+      } catch (err) {
+        return done({ ok: false, error: 'invalid-argument', detail: `${action} <${param.name}>: ${param.secret ? 'invalid value' : message(err)}` });
+      }
+    }
+    const cmd = spec.command(args, this.cfg);
+    try {
+      const r = await exec(cmd.file, cmd.args, { timeoutMs: cmd.timeoutMs ?? 30_000, okCodes: cmd.okCodes ?? [0], maxOutputBytes: 1024 * 1024 });
+      return done({ ok: true, ...r });
+    } catch (err) {
+      if (!(err instanceof ExecError)) throw err;
+      return done({ ok: false, error: 'failed', detail: err.message, exec: { kind: err.kind, ...(err.code === undefined ? {} : { code: err.code }) } });
+    }
+  }
+}
+
+/** An answer as the caller sees it: a result, or a typed HelperError. */
+export function resultOf(outcome: Outcome): HelperResult {
+  if (outcome.ok) return { code: outcome.code, stdout: outcome.stdout, stderr: outcome.stderr };
+  if (outcome.error === 'failed') throw new HelperError('failed', outcome.detail, outcome.exec);
+  if (outcome.error === 'unknown-action' || outcome.error === 'invalid-argument') throw new HelperError('refused', outcome.detail);
+  throw new HelperError('failed', `the helper could not take the request (${outcome.error}): ${outcome.detail}`);
+}
+
+/** Runs actions in this process: for a caller that is already root (the CLI as root, tests). */
+export class DirectHelperClient implements HelperClient {
+  constructor(private readonly runner: HelperRunner) {}
+
+  async run(action: string, args: readonly string[]): Promise<HelperResult> {
+    return resultOf(await this.runner.answer(action, args));
+  }
+}

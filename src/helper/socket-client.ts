@@ -1,0 +1,80 @@
+import { createConnection } from 'node:net';
+import type { Logger } from 'pino';
+import type { HelperSettings } from '../config/helper-settings.js';
+import { HelperError, unreachable } from '../adapters/helper-client.js';
+import type { HelperClient, HelperResult } from '../adapters/helper-client.js';
+import { MAX_ANSWER_BYTES, formatLine, parseAnswer } from './protocol.js';
+import { DirectHelperClient, HelperRunner, resultOf } from './runner.js';
+
+const NL = 0x0a;
+
+/**
+ * Asks the helper over its Unix socket: one connection per call, one request
+ * line, one answer line. A helper that does not answer is `unreachable`.
+ */
+export class SocketHelperClient implements HelperClient {
+  private nextId = 1;
+
+  constructor(
+    private readonly path: string,
+    private readonly timeoutMs = 60_000,
+  ) {}
+
+  run(action: string, args: readonly string[]): Promise<HelperResult> {
+    const id = this.nextId++;
+    return new Promise<HelperResult>((resolve, reject) => {
+      const socket = createConnection(this.path);
+      const parts: Buffer[] = [];
+      let size = 0;
+      let connected = false;
+      let done = false;
+      const finish = (fn: () => void): void => {
+        if (done) return;
+        done = true;
+        socket.destroy();
+        fn();
+      };
+      socket.setTimeout(this.timeoutMs, () =>
+        finish(() => reject(connected ? new HelperError('failed', `mailsvc-helper gave no answer within ${this.timeoutMs} ms`) : unreachable(this.path, 'timeout'))),
+      );
+      socket.once('connect', () => {
+        connected = true;
+        socket.write(formatLine({ id, action, args: [...args] }));
+      });
+      socket.on('error', (err: NodeJS.ErrnoException) =>
+        finish(() => reject(connected ? new HelperError('failed', `mailsvc-helper connection failed: ${err.code ?? err.message}`) : unreachable(this.path, err.code ?? err.message))),
+      );
+      socket.on('data', (chunk: Buffer) => {
+        const nl = chunk.indexOf(NL);
+        parts.push(nl >= 0 ? chunk.subarray(0, nl) : chunk);
+        size += chunk.length;
+        if (nl < 0) {
+          if (size > MAX_ANSWER_BYTES) finish(() => reject(new HelperError('failed', 'mailsvc-helper sent an answer over the size limit')));
+          return;
+        }
+        const answer = parseAnswer(Buffer.concat(parts).toString('utf8'));
+        finish(() => {
+          if (answer === null || answer.id !== id) {
+            reject(new HelperError('failed', 'mailsvc-helper sent an answer this client cannot read'));
+            return;
+          }
+          try {
+            resolve(resultOf(answer));
+          } catch (err) {
+            reject(err instanceof Error ? err : new Error(String(err)));
+          }
+        });
+      });
+      socket.once('end', () =>
+        finish(() => reject(new HelperError('failed', 'mailsvc-helper closed the connection without an answer (too many connections?)'))),
+      );
+    });
+  }
+}
+
+/** The client MAILSVC_HELPER asks for: the socket, or `direct` (this process is root and runs actions itself). */
+export function createHelperClient(settings: HelperSettings, log: Logger): HelperClient {
+  return settings.endpoint.mode === 'direct'
+    ? new DirectHelperClient(new HelperRunner(settings, log))
+    : new SocketHelperClient(settings.endpoint.path);
+}
