@@ -3,6 +3,7 @@ import { createContext } from './app-context.js';
 import { buildApp } from './http/app.js';
 import { startHookServer } from './modules/mail-auth/hook-server.js';
 import { startPolicyServer } from './modules/send-limits/policy-server.js';
+import { checkDescriptorBudget } from './shared/listener-limits.js';
 
 /** `mailsvc serve` / `npm start`: the API until SIGINT or SIGTERM. */
 export async function serve(settings: Settings): Promise<void> {
@@ -20,11 +21,12 @@ export async function serve(settings: Settings): Promise<void> {
   const { mail } = settings;
   const hook =
     mail.authHookSocket || mail.authHookListen
-      ? await startHookServer({ socketPath: mail.authHookSocket ?? undefined, socketGroup: mail.authHookSocketGroup, tcp: mail.authHookListen ?? undefined }, ctx.mailAuth, ctx.log)
+      ? await startHookServer({ socketPath: mail.authHookSocket ?? undefined, socketGroup: mail.authHookSocketGroup, tcp: mail.authHookListen ?? undefined, maxConnections: mail.authHookMaxConnections }, ctx.mailAuth, ctx.log)
       : null;
   if (hook) ctx.log.info({ socket: mail.authHookSocket, tcp: mail.authHookListen }, 'mail auth hook listening');
-  const policy = mail.policyListen ? await startPolicyServer(mail.policyListen, ctx.sendLimits, ctx.sendCounter, ctx.log) : null;
+  const policy = mail.policyListen ? await startPolicyServer(mail.policyListen, ctx.sendLimits, ctx.sendCounter, ctx.log, { maxConnections: mail.policyMaxConnections }) : null;
   if (policy) ctx.log.info({ listen: mail.policyListen }, 'postfix policy service listening');
+  checkDescriptorBudget({ policy: policy ? mail.policyMaxConnections : 0, hook: (hook?.servers.length ?? 0) * mail.authHookMaxConnections }, ctx.log);
   const stop = async (): Promise<void> => {
     await hook?.close();
     await policy?.close();
