@@ -1,7 +1,6 @@
 import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
-import ipaddr from 'ipaddr.js';
 import swaggerUi from '@fastify/swagger-ui';
 import type { AppContext } from '../app-context.js';
 import { SERVICE_VERSION } from '../shared/version.js';
@@ -16,6 +15,7 @@ import type { AdminHooks } from '../modules/route-types.js';
 import { ErrorBody, errorResponses } from './error-body.js';
 import { errorHandler } from './error-handler.js';
 import { registerJsonParser } from './json-parser.js';
+import { registerClientIp } from './client-ip.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -40,14 +40,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
   });
   registerJsonParser(app);
-  const trusting = ctx.settings.trustedProxies.length > 0;
-  app.decorateRequest('clientIp', {
-    getter(this: FastifyRequest): string {
-      // A trusted proxy could pass on junk in X-Forwarded-For; only an IP address counts.
-      if (!trusting || ipaddr.isValid(this.ip)) return this.ip;
-      return this.socket.remoteAddress ?? 'unknown';
-    },
-  });
+  registerClientIp(app, ctx.settings.trustedProxies.length > 0, ctx.log);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) => reply.status(404).send({ detail: `Not found: ${req.method} ${req.url.split('?')[0]}` }));
   app.addSchema(ErrorBody);
