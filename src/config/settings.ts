@@ -43,6 +43,8 @@ export type Settings = Readonly<{
   enableWebPanel: boolean;
   authLog: string;
   logLevel: string;
+  /** Seconds a request body may take to arrive (408 after). */
+  httpBodyTimeout: number;
   mail: MailSettings;
 }>;
 
@@ -156,6 +158,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd()): Se
     enableWebPanel: bool(src, 'MAILSVC_ENABLE_WEB_PANEL', false),
     authLog: resolve(cwd, str(src, 'MAILSVC_AUTH_LOG') ?? join(dataDir, 'auth.log')),
     logLevel: str(src, 'MAILSVC_LOG_LEVEL') ?? 'info',
+    httpBodyTimeout: int(src, 'MAILSVC_HTTP_BODY_TIMEOUT', 30, 1, 3600),
     mail: loadMailSettings(src, dataDir),
   });
 }

@@ -16,6 +16,7 @@ import { ErrorBody, errorResponses } from './error-body.js';
 import { errorHandler } from './error-handler.js';
 import { registerJsonParser } from './json-parser.js';
 import { registerClientIp } from './client-ip.js';
+import { registerBodyTimeout } from './body-timeout.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -31,6 +32,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
+    // Backstop behind registerBodyTimeout for bodies Fastify never reads (GET): Node's own plain 408.
+    requestTimeout: ctx.settings.httpBodyTimeout * 2000,
     trustProxy: ctx.settings.trustedProxies.length > 0 ? ctx.settings.trustedProxies : false,
     // Types in bodies are exact (no "1" for 1); unknown fields are dropped.
     // Fastify answers a malformed URL itself; keep the API's error shape.
@@ -40,6 +43,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
   });
   registerJsonParser(app);
+  registerBodyTimeout(app, ctx.settings.httpBodyTimeout);
   registerClientIp(app, ctx.settings.trustedProxies.length > 0, ctx.log);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) => reply.status(404).send({ detail: `Not found: ${req.method} ${req.url.split('?')[0]}` }));
