@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from './adapters/redis/redis-client.js';
 import type { CountryCode } from 'libphonenumber-js';
 import pino from 'pino';
 import type { Logger } from 'pino';
@@ -83,12 +84,8 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
   let redis: Redis | undefined;
   try {
     if (opts.migrate !== false) await migrateToLatest(db);
-    redis = settings.redisUrl
-      ? new Redis(settings.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true })
-      : undefined;
+    redis = settings.redisUrl ? createRedis(settings.redisUrl, log) : undefined;
     if (redis) {
-      // Without a listener ioredis prints every connection error as an unhandled event.
-      redis.on('error', (err: Error) => log.warn({ err: { message: err.message } }, 'redis connection error'));
       await redis.connect().catch((err: unknown) => {
         throw new AppError('unavailable', `cannot reach Redis at MAILSVC_REDIS_URL (${err instanceof Error ? err.message : String(err)}); check that it runs`);
       });
