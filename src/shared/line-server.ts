@@ -19,6 +19,33 @@ export type RecordServerOptions = {
 export type RecordHandler = (record: string) => Promise<string | null>;
 
 const DEFAULT_IN_FLIGHT = 4;
+
+/**
+ * Connections waiting to read their next records, served a few per turn of the
+ * event loop, first come first served: however many connections stream
+ * records, each turn does a bounded amount of their work and the API's
+ * requests get their share of every turn.
+ */
+const waiting: (() => void)[] = [];
+const PUMPS_PER_TURN = 4;
+let turnScheduled = false;
+
+function runTurn(): void {
+  turnScheduled = false;
+  for (const pump of waiting.splice(0, PUMPS_PER_TURN)) pump();
+  if (waiting.length > 0 && !turnScheduled) {
+    turnScheduled = true;
+    setImmediate(runTurn);
+  }
+}
+
+function nextTurn(pump: () => void): void {
+  if (!waiting.includes(pump)) waiting.push(pump);
+  if (!turnScheduled) {
+    turnScheduled = true;
+    setImmediate(runTurn);
+  }
+}
 const DEFAULT_UNREAD_ANSWERS = 64 * 1024;
 
 /**
@@ -83,7 +110,7 @@ export function serveRecords(socket: Socket, opts: RecordServerOptions, handle: 
     socket.write(text);
     // Yield to the event loop between records, so that records answered
     // without any I/O cannot keep the API and other connections waiting.
-    setImmediate(pump);
+    nextTurn(pump);
   };
 
   const pump = (): void => {
