@@ -71,9 +71,9 @@ describe('listener floods (policy port, hook socket) leave the API answering', (
     expect(growth).toBeLessThan(64);
     expect(health.failures).toEqual([]);
     expect(latency.n).toBeGreaterThan(20);
-    // Within 100 ms throughout; on a machine whose other load already delays an idle
-    // process, the flood may add at most 100 ms to the worst case seen without it.
-    expect(latency.max).toBeLessThan(Math.max(100, baseline.max + 100));
+    // Within 100 ms throughout; only on a machine whose other load already delays an
+    // idle process past 50 ms may the bound grow with what was seen without the flood.
+    expect(latency.max).toBeLessThan(Math.max(100, baseline.max + 50));
     expect(latency.p50).toBeLessThan(100);
   }, 60_000);
 });
