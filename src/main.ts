@@ -3,6 +3,7 @@ import { bindOrExplain, socketInUse } from './app/listeners.js';
 import { openService } from './app/service.js';
 import { buildApp } from './http/app.js';
 import { AppError } from './shared/errors.js';
+import { checkDescriptorBudget } from './shared/listener-limits.js';
 
 type Closable = { close(): Promise<void> };
 
@@ -29,11 +30,15 @@ export async function serve(settings: Settings): Promise<void> {
   try {
     const app = await buildApp(modules);
     const { mail } = settings;
-    if (mail.policyListen) {
-      const { host, port } = mail.policyListen;
+    const policyListen = mail.policyListen;
+    if (policyListen) {
+      const where = 'path' in policyListen ? `unix:${policyListen.path}` : `${policyListen.host}:${policyListen.port}`;
+      if ('path' in policyListen && (await socketInUse(policyListen.path))) {
+        throw new AppError('unavailable', `MAILSVC_POLICY_LISTEN (${where}) is served by another running mailsvc: stop it, or set MAILSVC_POLICY_LISTEN to another path`);
+      }
       const sendLimits = await modules.sendLimits();
-      open.push(await bindOrExplain('MAILSVC_POLICY_LISTEN', `${host}:${port}`, () => sendLimits.startPolicyServer({ host, port })));
-      log.info({ listen: mail.policyListen }, 'postfix policy service listening');
+      open.push(await bindOrExplain('MAILSVC_POLICY_LISTEN', where, () => sendLimits.startPolicyServer(policyListen, { maxConnections: mail.policyMaxConnections })));
+      log.info({ listen: where }, 'postfix policy service listening');
     }
     if (mail.authHookSocket || mail.authHookListen) {
       if (mail.authHookSocket && (await socketInUse(mail.authHookSocket))) {
@@ -42,11 +47,16 @@ export async function serve(settings: Settings): Promise<void> {
       const mailAuth = await modules.mailAuth();
       const where = [mail.authHookSocket, mail.authHookListen && `${mail.authHookListen.host}:${mail.authHookListen.port}`].filter(Boolean).join(', ');
       const hook = await bindOrExplain(mail.authHookListen ? 'MAILSVC_MAIL_AUTH_LISTEN' : 'MAILSVC_MAIL_AUTH_SOCKET', where, () =>
-        mailAuth.startHookServer({ socketPath: mail.authHookSocket ?? undefined, socketGroup: mail.authHookSocketGroup, tcp: mail.authHookListen ?? undefined }),
+        mailAuth.startHookServer({
+          socketPath: mail.authHookSocket ?? undefined, socketGroup: mail.authHookSocketGroup, tcp: mail.authHookListen ?? undefined, maxConnections: mail.authHookMaxConnections,
+        }),
       );
       open.push(hook);
       log.info({ socket: mail.authHookSocket, tcp: mail.authHookListen }, 'mail auth hook listening');
     }
+    // The listeners' connection caps, plus a reserve for the API, must fit in the open-file limit.
+    const hooks = (mail.authHookSocket ? 1 : 0) + (mail.authHookListen ? 1 : 0);
+    checkDescriptorBudget({ policy: policyListen ? mail.policyMaxConnections : 0, hook: hooks * mail.authHookMaxConnections }, log);
     open.push({ close: () => app.close() });
     await bindOrExplain('MAILSVC_API_PORT', `${settings.apiHost}:${settings.apiPort}`, () => app.listen({ host: settings.apiHost, port: settings.apiPort }));
   } catch (err) {

@@ -7,6 +7,8 @@ import type { Modules } from './modules.js';
 export type RunOptions = {
   /** Check that the database is migrated before running (every command that reads or writes it). */
   schema?: boolean;
+  /** The module keeps state in Redis when MAILSVC_REDIS_URL is set (limit maps, tokens): connect it first. */
+  redis?: boolean;
 };
 
 /**
@@ -54,6 +56,7 @@ export function runModule<M>(pick: (modules: Modules) => Promise<M>, opts: RunOp
           );
         }
       }
+      if (opts.redis === true) await infra.connectRedis();
       return await fn(await pick(new Modules(infra)));
     } finally {
       await infra.close();

@@ -16,11 +16,11 @@ import { runModule } from './cli-runner.js';
  * runs. Adding a module's commands is one line here.
  */
 export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
-  (p) => adminCommands(p, runModule((m) => Promise.resolve(m.infra.settings), { schema: false }), runModule((m) => m.admin())),
+  (p) => adminCommands(p, runModule((m) => Promise.resolve(m.infra.settings), { schema: false }), runModule((m) => m.admin(), { redis: true })),
   (p) => domainCommands(p, runModule((m) => m.domains())),
-  (p) => accountCommands(p, runModule((m) => m.accounts())),
-  (p) => appPasswordCommands(p, runModule((m) => m.appPasswords())),
-  (p) => sendLimitCommands(p, runModule((m) => m.sendLimits())),
+  (p) => accountCommands(p, runModule((m) => m.accounts(), { redis: true })),
+  (p) => appPasswordCommands(p, runModule((m) => m.appPasswords(), { redis: true })),
+  (p) => sendLimitCommands(p, runModule((m) => m.sendLimits(), { redis: true })),
   (p) => aliasCommands(p, runModule((m) => m.aliases())),
   (p) => auditCommands(p, (fn) => runModule((m) => m.audit())((a) => fn(a.service))),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),

@@ -61,7 +61,7 @@ describe('mailsvc serve (what npm start runs)', () => {
         c.end();
       });
       c.on('error', reject);
-      c.write('request=smtpd_access_policy\nsasl_username=\n\n');
+      c.write('request=smtpd_access_policy\nprotocol_state=RCPT\nsasl_username=\n\n');
     });
     expect(answer).toBe('action=DUNNO\n\n');
     const code = await new Promise<number | null>((resolve) => {

@@ -7,15 +7,24 @@ import { SettingsError } from './settings-error.js';
 
 export type MailSettings = Readonly<{
   sendRateDefaults: Limits;
-  /** Postfix policy service; loopback only (it has no authentication). null = off. */
-  policyListen: { host: string; port: number } | null;
+  /**
+   * Postfix policy service: a loopback TCP address, or a Unix socket (mode 0660,
+   * group `socketGroup`) only Postfix can reach. null = off.
+   */
+  policyListen: PolicyListen | null;
+  /** Connections the policy service holds at most. */
+  policyMaxConnections: number;
   /** Unix socket of the Dovecot auth hook; null = off. */
   authHookSocket: string | null;
   /** Group given the hook socket (mode 0660), so Dovecot's auth workers can connect: a name or a gid. */
   authHookSocketGroup: number | null;
   /** Optional loopback TCP address of the auth hook. */
   authHookListen: { host: string; port: number } | null;
+  /** Connections each auth-hook listener holds at most. */
+  authHookMaxConnections: number;
 }>;
+
+export type PolicyListen = { host: string; port: number } | { path: string; socketGroup: number | null };
 
 type Source = Record<string, string | undefined>;
 const val = (src: Source, key: string): string | undefined => (src[key] === undefined || src[key] === '' ? undefined : src[key]);
@@ -27,7 +36,7 @@ function loopback(src: Source, key: string, dflt: string | null): { host: string
   const host = m?.[1] ?? '';
   const port = Number(m?.[2] ?? -1);
   if (!m || port > 65535 || !ipaddr.isValid(host) || ipaddr.process(host).range() !== 'loopback') {
-    throw new SettingsError(key, `must be a loopback host:port such as 127.0.0.1:10031, or off`);
+    throw new SettingsError(key, `must be a loopback host:port such as 127.0.0.1:10031${key === 'MAILSVC_POLICY_LISTEN' ? ', unix:/path' : ''}, or off`);
   }
   return { host, port };
 }
@@ -45,17 +54,36 @@ export function groupId(src: Source, key: string): number | null {
   if (/^\d+$/.test(v)) return Number(v);
   const line = (existsSync('/etc/group') ? readFileSync('/etc/group', 'utf8') : '').split('\n').find((l) => l.split(':')[0] === v);
   const gid = line?.split(':')[2];
-  if (gid === undefined || !/^\d+$/.test(gid)) throw new SettingsError(key, `no group "${v}" on this host (for Debian's Dovecot: dovecot)`);
+  if (gid === undefined || !/^\d+$/.test(gid)) throw new SettingsError(key, `no group "${v}" on this host (Debian's Dovecot: dovecot; Postfix: postfix)`);
   return Number(gid);
+}
+
+function count(src: Source, key: string, dflt: number): number {
+  const v = val(src, key);
+  if (v === undefined) return dflt;
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 100_000) throw new SettingsError(key, 'must be a whole number from 1 to 100000');
+  return Number(v);
+}
+
+function policyListen(src: Source): PolicyListen | null {
+  const raw = val(src, 'MAILSVC_POLICY_LISTEN');
+  if (raw?.startsWith('unix:')) {
+    const path = raw.slice('unix:'.length);
+    if (!path.startsWith('/')) throw new SettingsError('MAILSVC_POLICY_LISTEN', 'unix: needs an absolute path, such as unix:/var/spool/postfix/mailsvc/policy');
+    return { path, socketGroup: groupId(src, 'MAILSVC_POLICY_SOCKET_GROUP') };
+  }
+  return loopback(src, 'MAILSVC_POLICY_LISTEN', '127.0.0.1:10031');
 }
 
 export function loadMailSettings(src: Source, dataDir: string): MailSettings {
   const socket = val(src, 'MAILSVC_MAIL_AUTH_SOCKET') ?? join(dataDir, 'auth-hook.sock');
   return Object.freeze({
     sendRateDefaults: Object.fromEntries(WINDOWS.map((w) => [w, rate(src, sendRateSetting(w))])) as Limits,
-    policyListen: loopback(src, 'MAILSVC_POLICY_LISTEN', '127.0.0.1:10031'),
+    policyListen: policyListen(src),
+    policyMaxConnections: count(src, 'MAILSVC_POLICY_MAX_CONNECTIONS', 200),
     authHookSocket: socket === 'off' ? null : socket,
     authHookSocketGroup: groupId(src, 'MAILSVC_MAIL_AUTH_SOCKET_GROUP'),
     authHookListen: loopback(src, 'MAILSVC_MAIL_AUTH_LISTEN', null),
+    authHookMaxConnections: count(src, 'MAILSVC_MAIL_AUTH_MAX_CONNECTIONS', 200),
   });
 }

@@ -51,6 +51,8 @@ export type Settings = Readonly<{
   /** Audit records older than this many days are pruned. */
   auditRetentionDays: number;
   logLevel: string;
+  /** Seconds a request body may take to arrive (408 after). */
+  httpBodyTimeout: number;
   mail: MailSettings;
   helper: HelperSettings;
 }>;
@@ -170,6 +172,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     authLog: resolve(cwd, str(src, 'MAILSVC_AUTH_LOG') ?? join(dataDir, 'auth.log')),
     auditRetentionDays: int(src, 'MAILSVC_AUDIT_RETENTION_DAYS', 365, 1, 36500),
     logLevel: str(src, 'MAILSVC_LOG_LEVEL') ?? 'info',
+    httpBodyTimeout: int(src, 'MAILSVC_HTTP_BODY_TIMEOUT', 30, 1, 3600),
     mail: loadMailSettings(src, dataDir),
     // The environment only: the settings file lives in a directory the service can write, and the helper runs these programs as root.
     helper: loadHelperSettings(env),

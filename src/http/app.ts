@@ -1,7 +1,6 @@
 import Fastify from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
-import ipaddr from 'ipaddr.js';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Modules } from '../app/modules.js';
 import type { AdminGuard } from '../modules/auth/index.js';
@@ -11,6 +10,8 @@ import { ErrorBody, errorResponses } from './error-body.js';
 import { errorHandler } from './error-handler.js';
 import { registerJsonParser } from './json-parser.js';
 import { registerAuditHook } from './audit-hook.js';
+import { registerClientIp } from './client-ip.js';
+import { registerBodyTimeout } from './body-timeout.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -27,6 +28,8 @@ export async function buildApp(modules: Modules): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
+    // Backstop behind registerBodyTimeout for bodies Fastify never reads (GET): Node's own plain 408.
+    requestTimeout: settings.httpBodyTimeout * 2000,
     trustProxy: settings.trustedProxies.length > 0 ? settings.trustedProxies : false,
     // Types in bodies are exact (no "1" for 1); unknown fields are dropped.
     // Fastify answers a malformed URL itself; keep the API's error shape.
@@ -36,14 +39,8 @@ export async function buildApp(modules: Modules): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
   });
   registerJsonParser(app);
-  const trusting = settings.trustedProxies.length > 0;
-  app.decorateRequest('clientIp', {
-    getter(this: FastifyRequest): string {
-      // A trusted proxy could pass on junk in X-Forwarded-For; only an IP address counts.
-      if (!trusting || ipaddr.isValid(this.ip)) return this.ip;
-      return this.socket.remoteAddress ?? 'unknown';
-    },
-  });
+  registerBodyTimeout(app, settings.httpBodyTimeout);
+  registerClientIp(app, settings.trustedProxies.length > 0, log);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) => reply.status(404).send({ detail: `Not found: ${req.method} ${req.url.split('?')[0]}` }));
   app.addSchema(ErrorBody);

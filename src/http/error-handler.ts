@@ -1,6 +1,10 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
+import { isRedisUnavailable } from '../adapters/redis/redis-client.js';
+
+/** Seconds a client is asked to wait when Redis is out of reach (the client reconnects every 2 s at most). */
+export const UNAVAILABLE_RETRY_AFTER = 5;
 
 const STATUS: Record<ErrorCode, number> = {
   bad_request: 400,
@@ -41,13 +45,18 @@ function validationErrors(list: Validation[], context: string | undefined): { pa
  * client gets a fixed text and the log gets the error.
  */
 export function errorHandler(error: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (isRedisUnavailable(error)) {
+    // Lockout, challenges and revocations live there: without it nothing is let through.
+    error = new AppError('unavailable', 'Service temporarily unavailable: its state store (Redis) cannot be reached', { retryAfter: UNAVAILABLE_RETRY_AFTER });
+  }
   if (error instanceof AppError) {
     const status = STATUS[error.code];
     if (status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE);
-    if (status === 429 && error.extra.retryAfter !== undefined && request.routeOptions.config.retryAfter === true) {
-      reply.header('retry-after', String(error.extra.retryAfter));
-    }
-    if (status >= 500) request.log.error({ code: error.code }, error.detail);
+    // Among the auth errors only login's 429 carries Retry-After; a 503 always may.
+    const retry = (status === 429 && request.routeOptions.config.retryAfter === true) || status === 503;
+    if (retry && error.extra.retryAfter !== undefined) reply.header('retry-after', String(error.extra.retryAfter));
+    if (status === 503) request.log.warn({ code: error.code }, error.detail);
+    else if (status >= 500) request.log.error({ code: error.code }, error.detail);
     const body: { detail: string; errors?: { path: string; message: string }[] } = {
       detail: status === 500 ? 'Internal server error' : error.detail,
     };

@@ -11,6 +11,10 @@ export function registerJsonParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
+    if (nestingDepth(text) > MAX_DEPTH) {
+      done(Object.assign(new Error(`JSON body nested too deeply: at most ${MAX_DEPTH} levels`), { statusCode: 400, code: 'MAILSVC_JSON_TOO_DEEP' }), undefined);
+      return;
+    }
     let value: unknown;
     try {
       value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
@@ -31,9 +35,45 @@ function malformed(): Error {
   return Object.assign(new Error('Malformed JSON body'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' });
 }
 
-function hasNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(hasNul);
-  if (value !== null && typeof value === 'object') return Object.entries(value).some(([k, v]) => k.includes('\u0000') || hasNul(v));
+/** No body of this API nests deeper than a few levels; 64 leaves room and keeps every walk shallow. */
+export const MAX_DEPTH = 64;
+
+/**
+ * The deepest nesting of `[` and `{` in JSON text, brackets inside strings
+ * not counted; one pass, no recursion. Malformed text gives some number and
+ * is then refused by the parser.
+ */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
+}
+
+/** Whether any string or key holds U+0000; iterative, so no depth can overflow the stack. */
+function hasNul(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return true;
+    } else if (Array.isArray(value)) {
+      for (const item of value as unknown[]) stack.push(item);
+    } else if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) {
+        if (k.includes('\u0000')) return true;
+        stack.push(v);
+      }
+    }
+  }
   return false;
 }

@@ -6,6 +6,7 @@ import type { Settings } from '../config/settings.js';
 import { createDb, dialectOf } from '../db/database.js';
 import type { Db, DialectName } from '../db/database.js';
 import type { OutboundPolicy } from '../adapters/outbound/address-policy.js';
+import { createRedis } from '../adapters/redis/redis-client.js';
 import type { HelperClient } from '../adapters/helper-client.js';
 import { AuthLog } from '../shared/auth-log.js';
 import { ChangeSignal } from '../shared/change-signal.js';
@@ -52,7 +53,6 @@ export type InfraOptions = {
 // Loaded on first use: a CLI command that logs nothing and uses no Redis loads neither.
 const require = createRequire(import.meta.url);
 const loadPino = (): typeof PinoType => require('pino') as typeof PinoType;
-const loadRedis = (): typeof Redis => (require('ioredis') as { Redis: typeof Redis }).Redis;
 
 export function serviceLogger(settings: Settings): Logger {
   return loadPino()({ level: settings.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
@@ -84,11 +84,8 @@ export function createInfra(settings: Settings, opts: InfraOptions = {}): Infra 
   const db = memo(() => (dbOpen = createDb(settings.databaseUrl)));
   const redis = memo((): Redis | undefined => {
     if (!settings.redisUrl) return undefined;
-    const RedisClient = loadRedis();
-    const client = new RedisClient(settings.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
-    // Without a listener ioredis prints every connection error as an unhandled event.
-    client.on('error', (err: Error) => log().warn({ err: { message: err.message } }, 'redis connection error'));
-    return (redisOpen = client);
+    // Fail fast while Redis is away (no offline queue, short timeouts): requests get a 503, never a hang.
+    return (redisOpen = createRedis(settings.redisUrl, log()));
   });
   const box = memo(() => loadSecretBox(settings, { create: opts.createKeyFile === true }));
   const authLog = memo(() => new AuthLog(settings.authLog));

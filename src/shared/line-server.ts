@@ -1,38 +1,156 @@
 import type { Socket } from 'node:net';
 
+export type RecordServerOptions = {
+  /** Ends each record: `\n` (hook) or `\n\n` (Postfix policy). */
+  separator: string;
+  /** A record longer than this closes the connection. */
+  maxRecordBytes: number;
+  /** The first record, and every record from its first byte, must be complete within this. */
+  recordMs: number;
+  /** A connection with nothing to do for this long is closed. */
+  idleMs: number;
+  /** Records read but not yet answered; at the cap, reading stops. */
+  maxInFlight?: number;
+  /** Answers the peer has not read yet (bytes); over it, reading stops. */
+  maxUnreadAnswerBytes?: number;
+};
+
+/** What a handler answers: a text, or `null` to close the connection without an answer. */
+export type RecordHandler = (record: string) => Promise<string | null>;
+
+const DEFAULT_IN_FLIGHT = 4;
+
+/**
+ * Connections waiting to read their next records, served a few per turn of the
+ * event loop, first come first served: however many connections stream
+ * records, each turn does a bounded amount of their work and the API's
+ * requests get their share of every turn.
+ */
+const waiting: (() => void)[] = [];
+const PUMPS_PER_TURN = 4;
+let turnScheduled = false;
+
+function runTurn(): void {
+  turnScheduled = false;
+  for (const pump of waiting.splice(0, PUMPS_PER_TURN)) pump();
+  if (waiting.length > 0 && !turnScheduled) {
+    turnScheduled = true;
+    setImmediate(runTurn);
+  }
+}
+
+function nextTurn(pump: () => void): void {
+  if (!waiting.includes(pump)) waiting.push(pump);
+  if (!turnScheduled) {
+    turnScheduled = true;
+    setImmediate(runTurn);
+  }
+}
+const DEFAULT_UNREAD_ANSWERS = 64 * 1024;
+
 /**
  * Serves a record-per-request text protocol on one connection: records end
  * with `separator`, each gets one answer, answers go out in request order.
- * A record longer than `maxBytes` ends the connection; a failing handler
- * answers `onError`'s text and the connection goes on.
+ *
+ * The peer is a local daemon, but any local process can connect, so one
+ * connection holds at most a few records and a few KiB at a time: while
+ * `maxInFlight` records wait for answers, or the peer leaves more than
+ * `maxUnreadAnswerBytes` of answers unread, the socket is paused and the
+ * kernel's buffers push back on the writer. A peer that stays blocked like
+ * that for `recordMs`, sends an over-long record, or trickles a record slower
+ * than `recordMs` is disconnected; nothing it does reaches the process.
+ * A failing handler answers `onError`'s text and the connection goes on.
  */
-export function serveRecords(
-  socket: Socket,
-  opts: { separator: string; maxBytes: number; idleMs: number },
-  handle: (record: string) => Promise<string>,
-  onError: (err: unknown) => string,
-): void {
-  let buffer = '';
+export function serveRecords(socket: Socket, opts: RecordServerOptions, handle: RecordHandler, onError: (err: unknown) => string): void {
+  const separator = Buffer.from(opts.separator, 'utf8');
+  const maxInFlight = opts.maxInFlight ?? DEFAULT_IN_FLIGHT;
+  const maxUnread = opts.maxUnreadAnswerBytes ?? DEFAULT_UNREAD_ANSWERS;
+  let buffer: Buffer = Buffer.alloc(0);
+  let inFlight = 0;
+  let served = 0;
+  let ending = false;
   let chain = Promise.resolve();
-  socket.setEncoding('utf8');
-  socket.setTimeout(opts.idleMs, () => socket.destroy());
-  socket.on('error', () => undefined);
-  socket.on('data', (chunk: string) => {
-    buffer += chunk;
-    let end: number;
-    while ((end = buffer.indexOf(opts.separator)) >= 0) {
-      const record = buffer.slice(0, end);
-      buffer = buffer.slice(end + opts.separator.length);
-      chain = chain.then(async () => {
-        let answer: string;
-        try {
-          answer = await handle(record);
-        } catch (err) {
-          answer = onError(err);
-        }
-        if (!socket.destroyed) socket.write(answer);
+  let recordTimer: NodeJS.Timeout | undefined;
+  let stallTimer: NodeJS.Timeout | undefined;
+
+  const stopTimers = (): void => {
+    clearTimeout(recordTimer);
+    clearTimeout(stallTimer);
+    recordTimer = stallTimer = undefined;
+  };
+  const drop = (): void => {
+    stopTimers();
+    buffer = Buffer.alloc(0);
+    socket.destroy();
+  };
+
+  const answer = async (record: string): Promise<void> => {
+    if (socket.destroyed || ending) {
+      inFlight--;
+      return;
+    }
+    let text: string | null;
+    try {
+      text = await handle(record);
+    } catch (err) {
+      text = onError(err);
+    }
+    inFlight--;
+    served++;
+    if (socket.destroyed || ending) return;
+    if (text === null) {
+      // Close after the answers already written; read nothing more.
+      ending = true;
+      stopTimers();
+      buffer = Buffer.alloc(0);
+      socket.pause();
+      socket.end();
+      return;
+    }
+    socket.write(text);
+    // Yield to the event loop between records, so that records answered
+    // without any I/O cannot keep the API and other connections waiting.
+    nextTurn(pump);
+  };
+
+  const pump = (): void => {
+    if (socket.destroyed || ending) return;
+    while (inFlight < maxInFlight && socket.writableLength <= maxUnread) {
+      const end = buffer.indexOf(separator);
+      if (end < 0) break;
+      const record = buffer.subarray(0, end).toString('utf8');
+      buffer = buffer.subarray(end + separator.length);
+      inFlight++;
+      chain = chain.then(() => answer(record));
+    }
+    const complete = buffer.indexOf(separator) >= 0;
+    if (!complete && buffer.length > opts.maxRecordBytes) return drop();
+    // A partial record, or no record yet on a new connection: it must be complete within recordMs.
+    const waiting = !complete && (buffer.length > 0 || (served === 0 && inFlight === 0));
+    if (waiting && recordTimer === undefined) recordTimer = setTimeout(drop, opts.recordMs);
+    if (!waiting && recordTimer !== undefined) {
+      clearTimeout(recordTimer);
+      recordTimer = undefined;
+    }
+    const unread = socket.writableLength > maxUnread;
+    if (unread && stallTimer === undefined) {
+      stallTimer = setTimeout(drop, opts.recordMs);
+      socket.once('drain', () => {
+        clearTimeout(stallTimer);
+        stallTimer = undefined;
+        pump();
       });
     }
-    if (buffer.length > opts.maxBytes) socket.destroy();
+    if (complete || inFlight >= maxInFlight || unread) socket.pause();
+    else socket.resume();
+  };
+
+  socket.setTimeout(opts.idleMs, drop);
+  socket.on('error', () => undefined);
+  socket.on('close', stopTimers);
+  socket.on('data', (chunk: Buffer) => {
+    buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+    pump();
   });
+  pump();
 }

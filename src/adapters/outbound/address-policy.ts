@@ -71,6 +71,21 @@ function isLocalhostName(host: string): boolean {
   return h === 'localhost' || h.endsWith('.localhost');
 }
 
+/**
+ * A host name as DNS knows it: labels of 1-63 letters, digits, `-` or `_`, at
+ * most 253 characters, one optional trailing dot (a fully qualified name), and
+ * not an all-digit last label. Refuses spellings such as `127.0.0.1..` or
+ * `localhost..`, which the URL parser keeps as names while resolvers and HTTP
+ * clients read them in their own ways.
+ */
+export function isDnsName(host: string): boolean {
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (name.length === 0 || name.length > 253) return false;
+  const labels = name.split('.');
+  if (!labels.every((l) => /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/.test(l))) return false;
+  return !/^\d+$/.test(labels[labels.length - 1] ?? '');
+}
+
 function hostKey(url: URL): string {
   return `${url.hostname}:${url.port || '443'}`;
 }
@@ -114,6 +129,7 @@ export async function evaluateOutboundUrl(
     if (!allowListed && !isPublicAddress(host)) return refuse('host is a private or reserved address');
     return { ok: true, url, host, literal, allowListed, addresses: [host] };
   }
+  if (!isDnsName(host)) return refuse('host is not a valid DNS name');
   if (allowListed && mode === 'check') return { ok: true, url, host, literal, allowListed, addresses: null };
   if (!allowListed && isLocalhostName(host)) return refuse('host is a private or reserved address');
 

@@ -4,6 +4,7 @@ import { pingDb } from '../../db/database.js';
 import { LATEST_SCHEMA, schemaVersion } from '../../db/migrate.js';
 import type { Clock } from '../../shared/clock.js';
 import { SERVICE_VERSION } from '../../shared/version.js';
+import { redisReady } from '../../adapters/redis/redis-client.js';
 
 export type HealthDetails = {
   status: 'ok' | 'degraded';
@@ -18,6 +19,15 @@ export class HealthService {
 
   constructor(private readonly db: Db, private readonly dialect: DialectName, private readonly redis: Redis | undefined, private readonly clock: Clock) {
     this.startedAt = clock.now();
+  }
+
+  /**
+   * The public check, answered without a round trip: degraded when Redis is
+   * configured and its connection is not up (sign-in and every Redis-backed
+   * check then answer 503). The database is probed by `details()` only.
+   */
+  live(): 'ok' | 'degraded' {
+    return this.redis === undefined || redisReady(this.redis) ? 'ok' : 'degraded';
   }
 
   async details(): Promise<HealthDetails> {

@@ -22,8 +22,15 @@ const Details = Type.Object(
 
 export function healthRoutes(app: FastifyInstance, health: HealthService, hooks: AdminHooks, errors: RouteErrors): void {
   app.get('/health', {
-    schema: { tags: ['health'], summary: 'Public liveness check', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
-    handler: () => ({ status: 'ok' as const }),
+    schema: {
+      tags: ['health'],
+      summary: 'Public health check: 503 "degraded" while Redis (when configured) is out of reach',
+      response: { 200: Type.Object({ status: Type.Literal('ok') }), 503: Type.Object({ status: Type.Literal('degraded') }) },
+    },
+    handler: (_req, reply) => {
+      const status = health.live();
+      return status === 'ok' ? { status } : reply.status(503).header('retry-after', '5').send({ status });
+    },
   });
   app.get('/health/details', {
     onRequest: hooks.admin,

@@ -3,6 +3,7 @@ import type { Server, Socket } from 'node:net';
 import { chmodSync, chownSync, existsSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { serveRecords } from '../../shared/line-server.js';
+import { limitConnections } from '../../shared/listener-limits.js';
 import type { MailAuthService } from './mail-auth.service.js';
 
 const MAX_LINE = 8192;
@@ -27,7 +28,8 @@ export async function answerLine(line: string, auth: MailAuthService): Promise<s
 function serveConnection(socket: Socket, auth: MailAuthService, log: Logger): void {
   serveRecords(
     socket,
-    { separator: '\n', maxBytes: MAX_LINE, idleMs: 30_000 },
+    // Dovecot's Lua passdb connects, writes one line at once and closes after the answer.
+    { separator: '\n', maxRecordBytes: MAX_LINE, recordMs: 10_000, idleMs: 30_000 },
     async (line) => `${await answerLine(line.replace(/\r$/, ''), auth)}\n`,
     (err) => {
       log.error({ err: { message: err instanceof Error ? err.message : String(err) } }, 'mail auth hook failed');
@@ -36,7 +38,13 @@ function serveConnection(socket: Socket, auth: MailAuthService, log: Logger): vo
   );
 }
 
-export type HookListen = { socketPath?: string | undefined; socketGroup?: number | null | undefined; tcp?: { host: string; port: number } | undefined };
+export type HookListen = {
+  socketPath?: string | undefined;
+  socketGroup?: number | null | undefined;
+  tcp?: { host: string; port: number } | undefined;
+  /** Connections each listener holds at most (default 200). */
+  maxConnections?: number | undefined;
+};
 
 /** Listens on a Unix socket (mode 0660) and/or a loopback TCP port. */
 export async function startHookServer(listen: HookListen, auth: MailAuthService, log: Logger): Promise<{ servers: Server[]; close(): Promise<void> }> {
@@ -44,6 +52,7 @@ export async function startHookServer(listen: HookListen, auth: MailAuthService,
   const start = (bind: (s: Server) => void): Promise<Server> =>
     new Promise((resolve, reject) => {
       const server = createServer((socket) => serveConnection(socket, auth, log));
+      limitConnections(server, listen.maxConnections ?? 200, 'mail auth hook', log);
       server.once('error', reject);
       server.once('listening', () => resolve(server));
       bind(server);

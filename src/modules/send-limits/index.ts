@@ -6,6 +6,8 @@ import type { RouteKit } from '../route-types.js';
 import { FileLimitMap, RedisLimitMap } from './limit-map.js';
 import { SendCounter } from './policy-counter.js';
 import { startPolicyServer } from './policy-server.js';
+import type { PolicyServerOptions } from './policy-server.js';
+import type { PolicyListen } from '../../config/mail-settings.js';
 import { SendLimitsService } from './send-limits.service.js';
 
 export { sendLimitCommands } from './commands.js';
@@ -24,7 +26,7 @@ export function createSendLimitsModule(infra: Pick<Infra, 'settings' | 'redis' |
     get counter(): SendCounter {
       return counterOf();
     },
-    startPolicyServer: (listen: { host: string; port: number }) => startPolicyServer(listen, service, counterOf(), infra.log),
+    startPolicyServer: (listen: PolicyListen, opts: PolicyServerOptions = {}) => startPolicyServer(listen, service, counterOf(), infra.log, opts),
     routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).sendLimitRoutes(app, service, kit.hooks, kit.errors),
   };
 }

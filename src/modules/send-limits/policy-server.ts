@@ -1,8 +1,12 @@
 import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
+import { chmodSync, chownSync, existsSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
+import type { PolicyListen } from '../../config/mail-settings.js';
 import { serveRecords } from '../../shared/line-server.js';
 import { WINDOW_LABEL } from '../../shared/send-rate.js';
+import { limitConnections } from '../../shared/listener-limits.js';
+import { LogThrottle } from '../../shared/log-throttle.js';
 import type { SendLimitsService } from './send-limits.service.js';
 import type { SendCounter } from './policy-counter.js';
 
@@ -29,11 +33,38 @@ function parseRequest(block: string): Map<string, string> {
   return attrs;
 }
 
-function serve(socket: Socket, limits: SendLimitsService, counter: SendCounter, log: Logger): void {
+/** The SMTP states in which Postfix's smtpd asks a policy service. */
+const PROTOCOL_STATES = new Set(['CONNECT', 'EHLO', 'HELO', 'MAIL', 'RCPT', 'DATA', 'END-OF-MESSAGE', 'VRFY', 'ETRN']);
+
+/** Why a record is not a Postfix SMTPD access policy request, or null when it is one. */
+export function protocolError(attrs: Map<string, string>): string | null {
+  if (attrs.get('request') !== 'smtpd_access_policy') return 'request is not smtpd_access_policy';
+  if (!PROTOCOL_STATES.has(attrs.get('protocol_state') ?? '')) return 'no valid protocol_state';
+  return null;
+}
+
+export type PolicyServerOptions = { maxConnections?: number };
+export type PolicyServer = { server: Server; port: number; path: string | null; close(): Promise<void> };
+
+const DEFAULT_MAX_CONNECTIONS = 200;
+
+function serve(socket: Socket, limits: SendLimitsService, counter: SendCounter, log: Logger, refusals: LogThrottle): void {
   serveRecords(
     socket,
-    { separator: '\n\n', maxBytes: MAX_REQUEST, idleMs: 300_000 },
-    async (block) => `action=${await decide(parseRequest(block), limits, counter, log)}\n\n`,
+    // Postfix writes each request at once (our main.cf snippet gives it 10 s) and closes
+    // its idle connection after max_idle (60 s in the snippet): 120 s leaves it the first move.
+    { separator: '\n\n', maxRecordBytes: MAX_REQUEST, recordMs: 10_000, idleMs: 120_000 },
+    async (block) => {
+      const attrs = parseRequest(block);
+      const error = protocolError(attrs);
+      if (error !== null) {
+        // Postfix's protocol: on trouble, no reply; log and disconnect.
+        const held = refusals.admit('protocol');
+        if (held !== null) log.warn({ reason: error, suppressed: held }, 'policy service: not a Postfix policy request; connection closed');
+        return null;
+      }
+      return `action=${await decide(attrs, limits, counter, log)}\n\n`;
+    },
     (err) => {
       // Never block mail because the counter store hiccuped; say so in the log.
       log.error({ err: { message: err instanceof Error ? err.message : String(err) } }, 'policy service error: message let through');
@@ -42,13 +73,32 @@ function serve(socket: Socket, limits: SendLimitsService, counter: SendCounter, 
   );
 }
 
-export async function startPolicyServer(listen: { host: string; port: number }, limits: SendLimitsService, counter: SendCounter, log: Logger): Promise<{ server: Server; port: number; close(): Promise<void> }> {
-  const server = createServer((s) => serve(s, limits, counter, log));
+/**
+ * Listens on a loopback TCP port, or on a Unix socket (mode 0660, given the
+ * group Postfix's smtpd runs as) so that only Postfix can ask.
+ */
+export async function startPolicyServer(
+  listen: PolicyListen,
+  limits: SendLimitsService,
+  counter: SendCounter,
+  log: Logger,
+  opts: PolicyServerOptions = {},
+): Promise<PolicyServer> {
+  const refusals = new LogThrottle(60_000);
+  const server = createServer((s) => serve(s, limits, counter, log, refusals));
+  limitConnections(server, opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS, 'policy service', log);
+  const path = 'path' in listen ? listen.path : null;
+  if (path !== null && existsSync(path)) unlinkSync(path);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(listen.port, listen.host, () => resolve());
+    if (path !== null) server.listen(path, () => resolve());
+    else if ('port' in listen) server.listen(listen.port, listen.host, () => resolve());
   });
+  if (path !== null && 'socketGroup' in listen) {
+    if (listen.socketGroup !== null) chownSync(path, -1, listen.socketGroup);
+    chmodSync(path, 0o660);
+  }
   const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : listen.port;
-  return { server, port, close: () => new Promise<void>((r) => server.close(() => r())) };
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return { server, port, path, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
