@@ -60,13 +60,16 @@ export class AdminGuard {
 
   private async basic(value: string, req: AdminRequest): Promise<AdminPrincipal> {
     const { lockout, credentials, authLog } = this.deps;
-    await lockout.assertOpen(req.ip);
     const creds = parseBasic(value);
-    if (!creds || !(await credentials.check(creds.user, creds.pass))) {
-      authLog.failure(creds?.user ?? '-', req.ip);
-      await lockout.registerFailure(req.ip);
-      throw unauthenticated('Invalid credentials');
-    }
+    // The slot is reserved before the password is looked at (see Lockout).
+    const { ok, attempt } = await lockout.guard(
+      req.ip,
+      async () => creds !== null && (await credentials.check(creds.user, creds.pass)),
+      () => authLog.failure(creds?.user ?? '-', req.ip),
+    );
+    if (!ok) throw unauthenticated('Invalid credentials');
+    // A successful Basic call gives the slot back but does not clear the failures.
+    await attempt.passed();
     if (!this.deps.passwordAloneAllowed) {
       const enrolled = (await this.deps.mfa.enrolledMethods()).length > 0;
       if (enrolled) throw new AppError('bearer_required', 'Bearer token required');
