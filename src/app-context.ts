@@ -119,6 +119,7 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     issuer: settings.mfaIssuer,
     mfaRequired: settings.mfaRequired,
     smsDefaultRegion: settings.smsDefaultRegion as CountryCode | undefined,
+    onFactorEnrolled: () => tokens.revokeUnverified(),
   });
   const policy = {
     mfaRequired: settings.mfaRequired,

@@ -10,7 +10,7 @@ export type AdminPrincipal = { subject: string; via: 'bearer' | 'basic'; mfaVeri
 export type AdminRequest = {
   ip: string;
   authorization: string | undefined;
-  /** The /auth/mfa setup paths, open to Basic and to tokens without a second factor. */
+  /** The /auth/mfa setup paths, open to Basic and to tokens without a second factor until a factor is enrolled. */
   setupPath: boolean;
 };
 
@@ -50,10 +50,13 @@ export class AdminGuard {
   private async bearer(token: string, req: AdminRequest): Promise<AdminPrincipal> {
     const principal = await this.deps.tokens.validate(token);
     if (!principal) throw unauthenticated('Invalid or expired token');
-    if (!principal.mfaVerified && !this.deps.passwordAloneAllowed && !req.setupPath) {
+    // A token issued without a second factor is held to exactly the rules of Basic:
+    // once a factor is enrolled it is refused everywhere, the /auth/mfa setup paths included,
+    // so it can never replace the factor.
+    if (!principal.mfaVerified && !this.deps.passwordAloneAllowed) {
       const enrolled = (await this.deps.mfa.enrolledMethods()).length > 0;
       if (enrolled) throw new AppError('bearer_required', 'Bearer token required: this token was issued without a second factor; sign in again');
-      throw new AppError('forbidden', NOT_ENROLLED);
+      if (!req.setupPath) throw new AppError('forbidden', NOT_ENROLLED);
     }
     return { subject: principal.subject, via: 'bearer', mfaVerified: principal.mfaVerified, tokenId: principal.tokenId };
   }

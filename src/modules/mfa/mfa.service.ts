@@ -33,7 +33,13 @@ export class MfaService {
     private readonly providers: ProviderService,
     private readonly box: SecretBox,
     private readonly clock: Clock,
-    private readonly opts: { issuer: string; mfaRequired: boolean; smsDefaultRegion: CountryCode | undefined },
+    private readonly opts: {
+      issuer: string;
+      mfaRequired: boolean;
+      smsDefaultRegion: CountryCode | undefined;
+      /** A factor was just enrolled (TOTP confirmed, SMS enabled): the tokens issued without one are revoked. */
+      onFactorEnrolled?: () => Promise<unknown>;
+    },
   ) {}
 
   smsProviderOf(row: AdminMfaRow): ProviderCode {
@@ -101,6 +107,7 @@ export class MfaService {
       if (!(await this.repo.confirmPending(row.totp_secret, step, now))) {
         throw badRequest('TOTP enrollment changed while confirming: scan the new secret and confirm again');
       }
+      await this.opts.onFactorEnrolled?.();
     } else if (!(await this.repo.acceptTotpStep(step, now))) {
       throw badRequest('Invalid code');
     }
@@ -166,6 +173,7 @@ export class MfaService {
       }
       if (Object.keys(next).length > 0) await this.repo.update(next, this.clock.now(), tx);
     });
+    if (body.enabled === true) await this.opts.onFactorEnrolled?.();
     return this.status();
   }
 
