@@ -18,6 +18,7 @@ import { AdminGuard } from './modules/auth/admin-guard.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { MemoryChallengeStore, RedisChallengeStore } from './modules/auth/challenge-store.js';
 import { Lockout } from './modules/auth/lockout.js';
+import { SmsSendLimits } from './modules/auth/sms-send-limits.js';
 import { TokenRepository } from './modules/auth/token.repository.js';
 import { TokenService } from './modules/auth/token.service.js';
 import { LocalRevocations, RedisRevocations } from './modules/auth/token-revocations.js';
@@ -133,6 +134,7 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     tokens,
     mfa,
     sms: new SmsSender(providers, outbound, opts.sendSms),
+    smsLimits: new SmsSendLimits({ perIpHour: settings.smsSendsPerIpHour, perPhoneHour: settings.smsSendsPerPhoneHour }, redis),
     authLog,
     clock,
     policy,

@@ -6,8 +6,10 @@ import type { AuthLog } from '../../shared/auth-log.js';
 import type { MfaService } from '../mfa/mfa.service.js';
 import type { SmsSender } from '../sms/sms.service.js';
 import type { AdminCredentials } from './admin-credentials.js';
+import { MAX_SMS_SENDS } from './challenge-store.js';
 import type { Challenge, ChallengeStore, Method } from './challenge-store.js';
 import type { Lockout } from './lockout.js';
+import type { SmsSendLimits } from './sms-send-limits.js';
 import type { AccessTokenResponse, TokenService } from './token.service.js';
 
 export type ChallengeResponse = { mfa_required: true; challenge_id: string; methods: Method[]; expires_in: number };
@@ -18,6 +20,8 @@ export type AuthPolicy = { mfaRequired: boolean; allowBasicWithoutToken: boolean
 const MFA_NOT_ENROLLED =
   'MFA is required: enroll TOTP or configure SMS MFA first (POST /auth/mfa/totp/enroll or PATCH /auth/mfa/sms, with Basic credentials)';
 
+const SMS_CHALLENGE_LIMIT = 'SMS send limit for this challenge reached: sign in again';
+
 export class AuthService {
   constructor(
     private readonly deps: {
@@ -27,6 +31,7 @@ export class AuthService {
       tokens: TokenService;
       mfa: MfaService;
       sms: SmsSender;
+      smsLimits: SmsSendLimits;
       authLog: AuthLog;
       clock: Clock;
       policy: AuthPolicy;
@@ -83,10 +88,12 @@ export class AuthService {
     const record = await mfa.record();
     const phone = record.sms_phone;
     if (record.sms_enabled !== 1 || phone === null) throw badRequest('SMS MFA is not enabled or no phone is stored');
+    if (challenge.smsSends >= MAX_SMS_SENDS) throw new AppError('rate_limited', SMS_CHALLENGE_LIMIT);
+    await this.deps.smsLimits.consume(ip, phone);
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const reserved = await challenges.reserveSmsSend(challengeId, this.codeHash(challengeId, code));
     if (reserved === 'missing') throw unauthenticated('Invalid or expired challenge');
-    if (reserved === 'limit') throw new AppError('rate_limited', 'SMS send limit for this challenge reached: sign in again');
+    if (reserved === 'limit') throw new AppError('rate_limited', SMS_CHALLENGE_LIMIT);
     await sms.sendCode(mfa.smsProviderOf(record), phone, code);
     const expiresIn = Math.max(0, Math.ceil((challenge.expiresAt - clock.now()) / 1000));
     return { ok: true, method: 'sms', expires_in: expiresIn, phone_hint: `***${phone.slice(-3)}` };
