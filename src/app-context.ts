@@ -25,6 +25,10 @@ import { LocalRevocations, RedisRevocations } from './modules/auth/token-revocat
 import { ChangeSignal } from './shared/change-signal.js';
 import { MfaRepository } from './modules/mfa/mfa.repository.js';
 import { MfaService } from './modules/mfa/mfa.service.js';
+import { ApiKeyRepository } from './modules/api-keys/api-key.repository.js';
+import { ApiKeyService } from './modules/api-keys/api-key.service.js';
+import { RecoveryCodeRepository } from './modules/mfa/recovery-code.repository.js';
+import { RecoveryCodeService } from './modules/mfa/recovery-code.service.js';
 import { ProviderRepository } from './modules/sms/provider.repository.js';
 import { ProviderService } from './modules/sms/provider.service.js';
 import { SmsSender } from './modules/sms/sms.service.js';
@@ -58,6 +62,7 @@ export type AppContext = {
   providers: ProviderService;
   auth: AuthService;
   guard: AdminGuard;
+  apiKeys: ApiKeyService;
   health: HealthService;
   domains: DomainService;
   accounts: AccountService;
@@ -120,6 +125,7 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     issuer: settings.mfaIssuer,
     mfaRequired: settings.mfaRequired,
     smsDefaultRegion: settings.smsDefaultRegion as CountryCode | undefined,
+    recovery: new RecoveryCodeService(new RecoveryCodeRepository(db), box.derive('recovery-code'), clock, log),
     onFactorEnrolled: () => tokens.revokeUnverified(),
   });
   const policy = {
@@ -140,7 +146,8 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     policy,
     codeKey: box.derive('sms-code'),
   });
-  const guard = new AdminGuard({ tokens, credentials, lockout, mfa, authLog, passwordAloneAllowed: auth.passwordAloneAllowed });
+  const apiKeys = new ApiKeyService(new ApiKeyRepository(db), clock);
+  const guard = new AdminGuard({ tokens, credentials, lockout, mfa, authLog, apiKeys, passwordAloneAllowed: auth.passwordAloneAllowed });
   const health = new HealthService(db, dialect, redis, clock);
   const domains = new DomainService(new DomainRepository(db), clock);
   const accountRepo = new AccountRepository(db);
@@ -165,6 +172,7 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
     providers,
     auth,
     guard,
+    apiKeys,
     health,
     domains,
     accounts,

@@ -3,6 +3,7 @@ import { loadSettings } from '../config/settings.js';
 import { serve } from '../main.js';
 import { SERVICE_VERSION } from '../shared/version.js';
 import { adminCommands } from './commands/admin.js';
+import { apiKeyCommands } from './commands/api-keys.js';
 import { dbCommands } from './commands/db.js';
 import { mailCommands } from './commands/mail.js';
 import { secretsCommands } from './commands/secrets.js';
@@ -20,5 +21,6 @@ export function buildProgram(): Command {
   dbCommands(program);
   secretsCommands(program);
   mailCommands(program);
+  apiKeyCommands(program);
   return program;
 }

@@ -90,6 +90,26 @@ export type AppPasswordTable = {
   revoked_at: number | null;
 };
 
+/** One row per recovery code: a keyed hash (HMAC-SHA256) of the code, never the code. */
+export type RecoveryCodeTable = {
+  id: string;
+  code_hash: string;
+  created_at: number;
+  used_at: number | null;
+};
+
+/** API keys `<id>.<secret>`: a SHA-256 of the secret; scopes comma-separated. */
+export type ApiKeyTable = {
+  id: string;
+  name: string;
+  secret_hash: string;
+  scopes: string;
+  created_by: string;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+};
+
 export type Database = {
   admin_mfa: AdminMfaTable;
   sms_providers: SmsProviderTable;
@@ -99,4 +119,6 @@ export type Database = {
   aliases: AliasTable;
   mailbox_app_passwords: AppPasswordTable;
   service_keys: { name: string; value: string; created_at: number };
+  admin_recovery_codes: RecoveryCodeTable;
+  api_keys: ApiKeyTable;
 };

@@ -13,6 +13,8 @@ import { domainRoutes } from '../modules/domains/routes.js';
 import { accountRoutes } from '../modules/accounts/routes.js';
 import { aliasRoutes } from '../modules/aliases/routes.js';
 import type { AdminHooks } from '../modules/route-types.js';
+import { routeAccessOf } from '../modules/route-types.js';
+import { apiKeyRoutes } from '../modules/api-keys/routes.js';
 import { ErrorBody, errorResponses } from './error-body.js';
 import { errorHandler } from './error-handler.js';
 import { registerJsonParser } from './json-parser.js';
@@ -21,7 +23,7 @@ export const BODY_LIMIT = 1024 * 1024;
 
 function adminHooks(ctx: AppContext): AdminHooks {
   const hook = (setupPath: boolean) => async (req: FastifyRequest): Promise<void> => {
-    req.admin = await ctx.guard.authenticate({ ip: req.clientIp, authorization: req.headers.authorization, setupPath });
+    req.admin = await ctx.guard.authenticate({ ip: req.clientIp, authorization: req.headers.authorization, setupPath, route: routeAccessOf(req) });
   };
   return { admin: hook(false), setup: hook(true) };
 }
@@ -75,6 +77,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   domainRoutes(app, ctx.domains, hooks, errorResponses);
   accountRoutes(app, { accounts: ctx.accounts, appPasswords: ctx.appPasswords, sendLimits: ctx.sendLimits }, hooks, errorResponses);
   aliasRoutes(app, ctx.aliases, hooks, errorResponses);
+  apiKeyRoutes(app, ctx.apiKeys, hooks, errorResponses);
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   await app.ready();
   return app;

@@ -17,14 +17,18 @@ export function accountRoutes(app: FastifyInstance, deps: Deps, hooks: AdminHook
   const { accounts, appPasswords, sendLimits } = deps;
   const tags = ['accounts'];
   const onRequest = hooks.admin;
+  // What an API key needs to change these (a GET needs `read`, or this scope).
+  const config = { scope: 'accounts' as const };
 
   r.post('/accounts', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'Add a mailbox account', body: AccountCreateBody, response: { 201: AccountSchema, ...errors(400, 401, 403, 409, 422) } },
     handler: async (req, reply) => reply.status(201).send(await accounts.create(req.body)),
   });
   r.get('/accounts', {
     onRequest,
+    config,
     schema: {
       tags, security, summary: 'List accounts, optionally of one domain',
       querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })) }),
@@ -34,21 +38,25 @@ export function accountRoutes(app: FastifyInstance, deps: Deps, hooks: AdminHook
   });
   r.post('/accounts/send-limits/sync', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'Push every account\'s effective send limits to the maps the policy service reads', response: { 200: Type.Object({ accounts: Type.Integer(), defaults: Limits }), ...errors(401, 403) } },
     handler: () => sendLimits.syncAll(),
   });
   r.get('/accounts/:id', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'One account', params: AccountParam, response: { 200: AccountSchema, ...errors(400, 401, 403, 404) } },
     handler: (req) => accounts.get(req.params.id),
   });
   r.patch('/accounts/:id', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'Change an account (a new password or deactivation ends its open IMAP/POP sessions)', params: AccountParam, body: AccountPatchBody, response: { 200: AccountSchema, ...errors(400, 401, 403, 404, 422) } },
     handler: (req) => accounts.update(req.params.id, req.body),
   });
   r.delete('/accounts/:id', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'Delete an account and its app passwords', params: AccountParam, response: { 204: Type.Null(), ...errors(400, 401, 403, 404) } },
     handler: async (req, reply) => {
       await accounts.delete(req.params.id);
@@ -58,16 +66,19 @@ export function accountRoutes(app: FastifyInstance, deps: Deps, hooks: AdminHook
 
   r.post('/accounts/:id/app-passwords', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'Create an app password: the password is in this answer only', params: AccountParam, body: AppPasswordBody, response: { 201: AppPasswordCreated, ...errors(400, 401, 403, 404, 422) } },
     handler: async (req, reply) => reply.status(201).send(await appPasswords.create(req.params.id, req.body)),
   });
   r.get('/accounts/:id/app-passwords', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'The account\'s app passwords (never the secret)', params: AccountParam, response: { 200: Type.Array(AppPasswordSchema), ...errors(400, 401, 403, 404) } },
     handler: (req) => appPasswords.list(req.params.id),
   });
   r.delete('/accounts/:id/app-passwords/:appId', {
     onRequest,
+    config,
     schema: {
       tags, security, summary: 'Revoke an app password (ends the account\'s open IMAP/POP sessions)',
       params: Type.Object({ id: Type.String({ maxLength: 320 }), appId: Type.String({ maxLength: 32 }) }),

@@ -4,15 +4,35 @@ import type { MfaService } from '../mfa/mfa.service.js';
 import type { AdminCredentials } from './admin-credentials.js';
 import type { Lockout } from './lockout.js';
 import type { TokenService } from './token.service.js';
+import { looksLikeApiKey } from '../api-keys/api-key.service.js';
+import type { ApiKeyPrincipal, ApiKeyService } from '../api-keys/api-key.service.js';
+import type { ApiKeyScope, RouteAccess } from '../route-types.js';
 
-export type AdminPrincipal = { subject: string; via: 'bearer' | 'basic'; mfaVerified: boolean; tokenId: string | null };
+export type AdminPrincipal = {
+  subject: string;
+  via: 'bearer' | 'basic' | 'api_key';
+  mfaVerified: boolean;
+  tokenId: string | null;
+  /** Set when the caller is an API key. */
+  apiKey?: { id: string; scopes: ApiKeyScope[] };
+};
 
 export type AdminRequest = {
   ip: string;
   authorization: string | undefined;
   /** The /auth/mfa setup paths, open to Basic and to tokens without a second factor until a factor is enrolled. */
   setupPath: boolean;
+  /** The route called (method, pattern, declared scope, MFA-verified rule); absent means no API key may pass. */
+  route?: RouteAccess;
 };
+
+const MFA_TOKEN_REQUIRED = 'Bearer token required: this endpoint needs a token earned with the second factor; sign in with it';
+
+/** The scope an API key needs for the route: `read` for a GET, else the route's own (or `admin`). */
+export function scopeNeeded(route: RouteAccess): ApiKeyScope {
+  if (route.method === 'GET' || route.method === 'HEAD') return 'read';
+  return route.scope ?? 'admin';
+}
 
 const NOT_ENROLLED =
   'MFA is required but not enrolled: enroll TOTP or configure SMS MFA first, under /auth/mfa';
@@ -33,6 +53,7 @@ export class AdminGuard {
       lockout: Lockout;
       mfa: MfaService;
       authLog: AuthLog;
+      apiKeys: ApiKeyService;
       passwordAloneAllowed: boolean;
     },
   ) {}
@@ -42,7 +63,7 @@ export class AdminGuard {
     const space = header.indexOf(' ');
     const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
     const value = space < 0 ? '' : header.slice(space + 1).trim();
-    if (scheme === 'bearer' && value !== '') return this.bearer(value, req);
+    if (scheme === 'bearer' && value !== '') return looksLikeApiKey(value) ? this.apiKey(value, req) : this.bearer(value, req);
     if (scheme === 'basic' && value !== '') return this.basic(value, req);
     throw unauthenticated('Authentication required');
   }
@@ -58,7 +79,37 @@ export class AdminGuard {
       if (enrolled) throw new AppError('bearer_required', 'Bearer token required: this token was issued without a second factor; sign in again');
       if (!req.setupPath) throw new AppError('forbidden', NOT_ENROLLED);
     }
+    if (req.route?.mfaVerified && !principal.mfaVerified && (await this.enrolled())) throw new AppError('bearer_required', MFA_TOKEN_REQUIRED);
     return { subject: principal.subject, via: 'bearer', mfaVerified: principal.mfaVerified, tokenId: principal.tokenId };
+  }
+
+  private async enrolled(): Promise<boolean> {
+    return (await this.deps.mfa.enrolledMethods()).length > 0;
+  }
+
+  /**
+   * An API key: checked like a password (a lockout slot, an auth-log line when
+   * it fails), then held to its scopes. It never reaches /auth/ endpoints.
+   */
+  private async apiKey(value: string, req: AdminRequest): Promise<AdminPrincipal> {
+    const { lockout, apiKeys, authLog } = this.deps;
+    let key: ApiKeyPrincipal | null = null;
+    const { ok, attempt } = await lockout.guard(
+      req.ip,
+      async () => (key = await apiKeys.validate(value)) !== null,
+      () => authLog.failure('api-key', req.ip),
+    );
+    if (!ok || key === null) throw unauthenticated('Invalid, expired or revoked API key');
+    await attempt.passed();
+    const found: ApiKeyPrincipal = key;
+    const route = req.route;
+    if (req.setupPath || route === undefined || route.mfaVerified || route.url.startsWith('/auth/')) {
+      throw new AppError('forbidden', 'API keys cannot be used on /auth/ endpoints (MFA settings, API keys): sign in as the administrator');
+    }
+    const needed = scopeNeeded(route);
+    const allowed = found.scopes.includes('admin') || found.scopes.includes(needed) || (needed === 'read' && route.scope !== undefined && found.scopes.includes(route.scope));
+    if (!allowed) throw new AppError('forbidden', `This API key lacks the scope "${needed}" for ${route.method} ${route.url}`);
+    return { subject: `api-key:${found.id}`, via: 'api_key', mfaVerified: false, tokenId: null, apiKey: { id: found.id, scopes: found.scopes } };
   }
 
   private async basic(value: string, req: AdminRequest): Promise<AdminPrincipal> {
@@ -78,6 +129,7 @@ export class AdminGuard {
       if (enrolled) throw new AppError('bearer_required', 'Bearer token required');
       if (!req.setupPath) throw new AppError('forbidden', NOT_ENROLLED);
     }
+    if (req.route?.mfaVerified && (await this.enrolled())) throw new AppError('bearer_required', MFA_TOKEN_REQUIRED);
     return { subject: credentials.username, via: 'basic', mfaVerified: false, tokenId: null };
   }
 }

@@ -110,7 +110,7 @@ export class AuthService {
         if (!challenge) throw unauthenticated('Invalid or expired challenge');
         if (!challenge.methods.includes(method)) throw badRequest(`Method ${method} is not offered by this challenge`);
         subject = challenge.subject || credentials.username;
-        if (!(await this.checkCode(challenge, method, code))) {
+        if (!(await this.checkCode(challenge, method, code, ip))) {
           await challenges.recordFailure(challengeId);
           throw unauthenticated('Invalid code');
         }
@@ -123,14 +123,17 @@ export class AuthService {
     return tokens.issue(subject, true);
   }
 
-  private async checkCode(challenge: Challenge, method: Method, code: string): Promise<boolean> {
+  private async checkCode(challenge: Challenge, method: Method, code: string, ip: string): Promise<boolean> {
     if (method === 'totp') return this.deps.mfa.verifyTotp(code);
+    if (method === 'recovery') return this.deps.mfa.useRecoveryCode(code, ip);
     return challenge.smsCodeHash !== null && constantTimeEqual(this.codeHash(challenge.id, code), challenge.smsCodeHash);
   }
 
-  /** The methods a challenge offers: the enrolled second factors. */
-  private challengeMethods(): Promise<Method[]> {
-    return this.deps.mfa.enrolledMethods();
+  /** The methods a challenge offers: the enrolled second factors, and `recovery` while TOTP has unused recovery codes. */
+  private async challengeMethods(): Promise<Method[]> {
+    const methods: Method[] = await this.deps.mfa.enrolledMethods();
+    if (methods.includes('totp') && (await this.deps.mfa.recoveryCodesRemaining()) > 0) methods.push('recovery');
+    return methods;
   }
 
   async logout(token: string | undefined): Promise<{ ok: true }> {

@@ -1,8 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../shared/clock.js';
 
-export type Method = 'totp' | 'sms';
-export const METHODS: readonly Method[] = ['totp', 'sms'];
+/** The second factors an administrator can enrol. */
+export type Factor = 'totp' | 'sms';
+/** What a challenge can be answered with: a factor, or a recovery code of TOTP. */
+export type Method = Factor | 'recovery';
+export const METHODS: readonly Method[] = ['totp', 'sms', 'recovery'];
 export const MAX_CODE_FAILURES = 5;
 export const MAX_SMS_SENDS = 3;
 

@@ -6,7 +6,8 @@ const Field = (max: number) => Type.String({ maxLength: max });
 
 export const LoginBody = Type.Object({ username: Field(256), password: Field(1024) }, strict);
 export const SmsSendBody = Type.Object({ challenge_id: Field(128) }, strict);
-export const MethodName = Type.Union([Type.Literal('totp'), Type.Literal('sms')]);
+export const FactorName = Type.Union([Type.Literal('totp'), Type.Literal('sms')]);
+export const MethodName = Type.Union([Type.Literal('totp'), Type.Literal('sms'), Type.Literal('recovery')]);
 export const VerifyBody = Type.Object({ challenge_id: Field(128), method: MethodName, code: Field(32) }, strict);
 export const LogoutBody = Type.Object({ access_token: Type.Optional(Field(512)) }, strict);
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { MethodName } from '../auth/schema.js';
+import { FactorName } from '../auth/schema.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -11,10 +11,20 @@ export const MfaStatus = Type.Object(
     sms_enabled: Type.Boolean(),
     sms_phone: Type.Union([Type.String(), Type.Null()]),
     sms_provider: Type.Union([Type.String(), Type.Null()]),
-    methods: Type.Array(MethodName),
+    methods: Type.Array(FactorName),
     mfa_required: Type.Boolean(),
+    recovery_codes_remaining: Type.Integer({ description: 'unused recovery codes of TOTP' }),
   },
   { title: 'MfaStatus' },
+);
+
+const RecoveryCodes = Type.Array(Type.String(), { description: 'shown once: ten single-use codes for when the authenticator is lost' });
+
+export const TotpConfirmed = Type.Composite([MfaStatus, Type.Object({ recovery_codes: Type.Optional(RecoveryCodes) })], { title: 'TotpConfirmed' });
+
+export const RecoveryCodesResponse = Type.Object(
+  { recovery_codes: RecoveryCodes, recovery_codes_remaining: Type.Integer() },
+  { title: 'RecoveryCodes' },
 );
 
 export const TotpEnrollment = Type.Object(
