@@ -12,6 +12,9 @@ import { oathtoolCode, oathtoolInstalled } from '../../../test/helpers/totp.js';
 import { skipNotice } from '../../../test/helpers/services.js';
 import { AdminCredentials } from './admin-credentials.js';
 import { MfaService } from '../mfa/mfa.service.js';
+import { RecoveryCodeService } from '../mfa/recovery-code.service.js';
+import { ApiKeyService } from '../api-keys/api-key.service.js';
+import { call } from '../../../test/helpers/flows.js';
 
 /**
  * Finding 1 of the security review: 200 parallel attempts from one address,
@@ -157,6 +160,38 @@ for (const shape of shapes) {
         (await t.app.inject({ method: 'POST', url: '/auth/mfa/verify', remoteAddress: IP, payload: { challenge_id: challenges[i % 40], method: 'totp', code: right ? code : wrong } })).statusCode,
       );
       expectBounded(`verify, ${shape.name}`, o);
+    });
+
+    it.skipIf(!available)('API keys: at most api-auth-fail-limit keys are checked; the right one gets 429', async () => {
+      setup = await shape.start({ MAILSVC_MFA_REQUIRED: 'no' });
+      const first = setup.apps[0] as TestApp;
+      const created = await call(first, 'POST', '/auth/api-keys', first.basic(), { name: 'ci', scopes: ['read'], expires_at: new Date(Date.now() + 86_400_000).toISOString() });
+      const key = String(created.body.key);
+      const id = key.split('.')[0] as string;
+      const spy = vi.spyOn(ApiKeyService.prototype, 'validate');
+      const o = await burst(setup, spy, async (t, i, right) =>
+        (await t.app.inject({ method: 'GET', url: '/domains', remoteAddress: IP, headers: { authorization: `Bearer ${right ? key : `${id}.${String(i).padStart(43, 'x')}`}` } })).statusCode,
+      );
+      expectBounded(`API keys, ${shape.name}`, o);
+    });
+
+    it.skipIf(!available || !haveOathtool)('verify with recovery codes: at most api-auth-fail-limit codes are checked; the right one gets 429 and stays unused', async () => {
+      setup = await shape.start({});
+      const first = setup.apps[0] as TestApp;
+      const secret = String((await call(first, 'POST', '/auth/mfa/totp/enroll', first.basic())).body.secret);
+      const confirm = await call(first, 'POST', '/auth/mfa/totp/confirm', first.basic(), { code: oathtoolCode(secret, Date.now() - 30_000) });
+      const right = (confirm.body.recovery_codes as string[])[0] as string;
+      const challenges: string[] = [];
+      for (let i = 0; i < 40; i += 1) {
+        const r = await first.app.inject({ method: 'POST', url: '/auth/login', remoteAddress: IP, payload: { username: 'admin', password: ADMIN_PASSWORD } });
+        challenges.push(r.json<{ challenge_id: string }>().challenge_id);
+      }
+      const spy = vi.spyOn(RecoveryCodeService.prototype, 'use');
+      const o = await burst(setup, spy, async (t, i, isRight) =>
+        (await t.app.inject({ method: 'POST', url: '/auth/mfa/verify', remoteAddress: IP, payload: { challenge_id: challenges[i % 40], method: 'recovery', code: isRight ? right : `wrong-${i}` } })).statusCode,
+      );
+      expectBounded(`verify (recovery codes), ${shape.name}`, o);
+      expect(await first.ctx.db.selectFrom('admin_recovery_codes').select('id').where('used_at', 'is not', null).execute()).toHaveLength(0);
     });
   });
 }
