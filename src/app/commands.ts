@@ -5,6 +5,7 @@ import { accountCommands } from '../modules/accounts/commands.js';
 import { aliasCommands } from '../modules/aliases/commands.js';
 import { appPasswordCommands } from '../modules/app-passwords/commands.js';
 import { adminCommands } from '../modules/auth/commands.js';
+import { apiKeyCommands } from '../modules/api-keys/commands.js';
 import { auditCommands } from '../modules/audit/commands.js';
 import { jobCommands, progressView } from '../modules/jobs/commands.js';
 import { domainCommands } from '../modules/domains/commands.js';
@@ -22,6 +23,7 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => appPasswordCommands(p, runModule((m) => m.appPasswords(), { redis: true })),
   (p) => sendLimitCommands(p, runModule((m) => m.sendLimits(), { redis: true })),
   (p) => aliasCommands(p, runModule((m) => m.aliases())),
+  (p) => apiKeyCommands(p, runModule((m) => m.apiKeys())),
   (p) => auditCommands(p, (fn) => runModule((m) => m.audit())((a) => fn(a.service))),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

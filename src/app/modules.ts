@@ -6,6 +6,7 @@ import type { AppPasswordsModule } from '../modules/app-passwords/index.js';
 import type { AdminDeps } from '../modules/auth/commands.js';
 import type { AuthModule } from '../modules/auth/index.js';
 import type { AuditModule } from '../modules/audit/index.js';
+import type { ApiKeysModule } from '../modules/api-keys/index.js';
 import type { JobsModule } from '../modules/jobs/index.js';
 import type { DomainsModule } from '../modules/domains/index.js';
 import type { HealthModule } from '../modules/health/index.js';
@@ -45,12 +46,18 @@ export class Modules {
     return this.once('sms', async () => (await import('../modules/sms/index.js')).createSmsModule(this.infra, { sendSms: this.opts.sendSms }));
   }
   mfa(): Promise<MfaModule> {
-    return this.once('mfa', async () => (await import('../modules/mfa/index.js')).createMfaModule(this.infra, { providers: (await this.sms()).providers }));
+    return this.once('mfa', async () =>
+      (await import('../modules/mfa/index.js')).createMfaModule(this.infra, {
+        providers: (await this.sms()).providers,
+        // Auth is built on MFA, so it is reached when a factor is enrolled, not now.
+        onFactorEnrolled: async () => (await this.auth()).tokens.revokeUnverified(),
+      }),
+    );
   }
   auth(): Promise<AuthModule> {
     return this.once('auth', async () => {
-      const [{ createAuthModule }, mfa, sms] = await Promise.all([import('../modules/auth/index.js'), this.mfa(), this.sms()]);
-      return createAuthModule(this.infra, { mfa: mfa.service, sms: sms.sender });
+      const [{ createAuthModule }, mfa, sms, apiKeys] = await Promise.all([import('../modules/auth/index.js'), this.mfa(), this.sms(), this.apiKeys()]);
+      return createAuthModule(this.infra, { mfa: mfa.service, sms: sms.sender, apiKeys: apiKeys.service });
     });
   }
   domains(): Promise<DomainsModule> {
@@ -97,6 +104,9 @@ export class Modules {
     });
   }
 
+  apiKeys(): Promise<ApiKeysModule> {
+    return this.once('api-keys', async () => (await import('../modules/api-keys/index.js')).createApiKeysModule(this.infra));
+  }
   audit(): Promise<AuditModule> {
     return this.once('audit', async () => (await import('../modules/audit/index.js')).createAuditModule(this.infra));
   }
@@ -119,7 +129,7 @@ export class Modules {
   http(): Promise<HttpModule[]> {
     return Promise.all([
       this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
-      this.audit(), this.jobs(),
+      this.apiKeys(), this.audit(), this.jobs(),
     ]);
   }
 

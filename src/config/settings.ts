@@ -45,6 +45,8 @@ export type Settings = Readonly<{
   trustedProxies: string[];
   outboundAllowHosts: string[];
   smsDefaultRegion: string | undefined;
+  smsSendsPerIpHour: number;
+  smsSendsPerPhoneHour: number;
   smsProviders: Readonly<Record<'provider_a' | 'provider_b', ProviderEnv>>;
   enableWebPanel: boolean;
   authLog: string;
@@ -167,6 +169,8 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     trustedProxies,
     outboundAllowHosts: list(src, 'MAILSVC_OUTBOUND_ALLOW_HOSTS').map((h) => h.toLowerCase()),
     smsDefaultRegion: region,
+    smsSendsPerIpHour: int(src, 'MAILSVC_SMS_SENDS_PER_IP_HOUR', 10, 1, 100_000),
+    smsSendsPerPhoneHour: int(src, 'MAILSVC_SMS_SENDS_PER_PHONE_HOUR', 10, 1, 100_000),
     smsProviders: Object.freeze({ provider_a: provider(src, 'PROVIDER_A'), provider_b: provider(src, 'PROVIDER_B') }),
     enableWebPanel: bool(src, 'MAILSVC_ENABLE_WEB_PANEL', false),
     authLog: resolve(cwd, str(src, 'MAILSVC_AUTH_LOG') ?? join(dataDir, 'auth.log')),

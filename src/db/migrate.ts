@@ -4,12 +4,14 @@ import type { Db } from './database.js';
 import * as m0001 from './migrations/0001_auth.js';
 import * as m0002 from './migrations/0002_mail.js';
 import * as m0003 from './migrations/0003_audit_jobs.js';
+import * as m0004 from './migrations/0004_recovery_api_keys.js';
 
 /** Migrations in order; names sort by their numeric prefix. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_auth': m0001,
   '0002_mail': m0002,
   '0003_audit_jobs': m0003,
+  '0004_recovery_api_keys': m0004,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

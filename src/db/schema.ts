@@ -119,6 +119,26 @@ export type JobTable = {
   finished_at: number | null;
 };
 
+/** One row per recovery code: a keyed hash (HMAC-SHA256) of the code, never the code. */
+export type RecoveryCodeTable = {
+  id: string;
+  code_hash: string;
+  created_at: number;
+  used_at: number | null;
+};
+
+/** API keys `<id>.<secret>`: a SHA-256 of the secret; scopes comma-separated. */
+export type ApiKeyTable = {
+  id: string;
+  name: string;
+  secret_hash: string;
+  scopes: string;
+  created_by: string;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+};
+
 export type Database = {
   admin_mfa: AdminMfaTable;
   sms_providers: SmsProviderTable;
@@ -130,4 +150,6 @@ export type Database = {
   service_keys: { name: string; value: string; created_at: number };
   audit_log: AuditLogTable;
   jobs: JobTable;
+  admin_recovery_codes: RecoveryCodeTable;
+  api_keys: ApiKeyTable;
 };

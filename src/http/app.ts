@@ -6,6 +6,7 @@ import type { Modules } from '../app/modules.js';
 import type { AdminGuard } from '../modules/auth/index.js';
 import { SERVICE_VERSION } from '../shared/version.js';
 import type { AdminHooks } from '../modules/route-types.js';
+import { routeAccessOf } from '../modules/route-types.js';
 import { ErrorBody, errorResponses } from './error-body.js';
 import { errorHandler } from './error-handler.js';
 import { registerJsonParser } from './json-parser.js';
@@ -17,7 +18,7 @@ export const BODY_LIMIT = 1024 * 1024;
 
 function adminHooks(guard: AdminGuard): AdminHooks {
   const hook = (setupPath: boolean) => async (req: FastifyRequest): Promise<void> => {
-    req.admin = await guard.authenticate({ ip: req.clientIp, authorization: req.headers.authorization, setupPath });
+    req.admin = await guard.authenticate({ ip: req.clientIp, authorization: req.headers.authorization, setupPath, route: routeAccessOf(req) });
   };
   return { admin: hook(false), setup: hook(true) };
 }

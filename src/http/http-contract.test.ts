@@ -19,7 +19,7 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
   const raw = (url: string, payload: string | Buffer, contentType = 'application/json') =>
     t.app.inject({ method: 'POST', url, payload, headers: { 'content-type': contentType } });
 
-  it('/openapi.json is OpenAPI 3.1 with all eleven /auth operations, health, the mail resources, audit and jobs', async () => {
+  it('/openapi.json is OpenAPI 3.1 with the /auth operations, health, the mail resources, API keys, audit and jobs', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(res.statusCode).toBe(200);
     const doc = res.json<{ openapi: string; paths: Record<string, Record<string, unknown>>; components: { securitySchemes: object } }>();
@@ -36,8 +36,16 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'DELETE /accounts/{id}/app-passwords/{appId}',
         'POST /aliases', 'GET /aliases', 'GET /aliases/{alias}', 'DELETE /aliases/{alias}',
         'GET /admin/audit', 'GET /admin/jobs/{id}', 'POST /admin/jobs/sample',
+        'POST /auth/mfa/recovery-codes', 'POST /auth/api-keys', 'GET /auth/api-keys', 'DELETE /auth/api-keys/{id}',
       ].sort(),
     );
+    // The new routes carry their schemas: the key's body, the answer shown once, the scopes as an enum.
+    const create = doc.paths['/auth/api-keys']?.post as { requestBody: unknown; responses: Record<string, unknown> };
+    expect(JSON.stringify(create.requestBody)).toContain('"expires_at"');
+    expect(JSON.stringify(create.requestBody)).toContain('"enum":["read","accounts"');
+    expect(JSON.stringify(create.responses['201'])).toContain('"key"');
+    const regen = doc.paths['/auth/mfa/recovery-codes']?.post as { responses: Record<string, unknown> };
+    expect(JSON.stringify(regen.responses['200'])).toContain('"recovery_codes"');
     expect(doc.components.securitySchemes).toMatchObject({ bearer: { scheme: 'bearer' }, basic: { scheme: 'basic' } });
     const login = doc.paths['/auth/login']?.post as { responses: Record<string, unknown> };
     expect(Object.keys(login.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '422', '429']));

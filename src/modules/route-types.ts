@@ -1,4 +1,4 @@
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 
 /** Response schemas for the given error statuses, built by http/. */
 export type RouteErrors = (...statuses: number[]) => Record<number, unknown>;
@@ -7,7 +7,14 @@ export type RouteErrors = (...statuses: number[]) => Record<number, unknown>;
 export type AdminHooks = { admin: onRequestAsyncHookHandler; setup: onRequestAsyncHookHandler };
 
 /** Who called an Admin endpoint (set by the admin hooks). */
-export type AdminPrincipal = { subject: string; via: 'bearer' | 'basic'; mfaVerified: boolean; tokenId: string | null };
+export type AdminPrincipal = {
+  subject: string;
+  via: 'bearer' | 'basic' | 'api_key';
+  mfaVerified: boolean;
+  tokenId: string | null;
+  /** Set when the caller is an API key. */
+  apiKey?: { id: string; scopes: ApiKeyScope[] };
+};
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,7 +26,35 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Only login's 429 carries Retry-After (spec §Errors). */
     retryAfter?: boolean;
+    /**
+     * The scope an API key needs for this route when it is not a GET (every GET
+     * needs only `read`). A route without one is reached by `admin` keys only.
+     */
+    scope?: ApiKeyScope;
+    /**
+     * Once a second factor is enrolled, only an MFA-verified token may call the
+     * route: never Basic, a password-only token or an API key.
+     */
+    mfaVerified?: boolean;
   }
+}
+
+/**
+ * Scopes of API keys: `read` reaches every GET; `accounts` the domains,
+ * accounts, aliases, app passwords and send limits; `admin` every route an API
+ * key may reach. The others are reserved for the coming areas. No key ever
+ * reaches /auth/mfa* or /auth/api-keys*.
+ */
+export const API_KEY_SCOPES = ['read', 'accounts', 'queue', 'bans', 'firewall', 'limits', 'backups', 'dns', 'stats', 'settings', 'admin'] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
+/** What the admin hooks pass on about the route, for API keys and the MFA-verified rule. */
+export type RouteAccess = { method: string; url: string; scope: ApiKeyScope | undefined; mfaVerified: boolean };
+
+/** The route a request is for, as the admin guard needs it. */
+export function routeAccessOf(req: FastifyRequest): RouteAccess {
+  const config = req.routeOptions.config;
+  return { method: req.method, url: req.routeOptions.url ?? req.url, scope: config.scope, mfaVerified: config.mfaVerified === true };
 }
 
 /** OpenAPI security of Admin endpoints: a Bearer token or, where policy allows, Basic. */

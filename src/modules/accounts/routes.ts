@@ -12,14 +12,18 @@ export function accountRoutes(app: FastifyInstance, accounts: AccountService, ho
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['accounts'];
   const onRequest = hooks.admin;
+  // What an API key needs to change these (a GET needs `read`, or this scope).
+  const config = { scope: 'accounts' as const };
 
   r.post('/accounts', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'Add a mailbox account', body: AccountCreateBody, response: { 201: AccountSchema, ...errors(400, 401, 403, 409, 422) } },
     handler: async (req, reply) => reply.status(201).send(await accounts.create(req.body)),
   });
   r.get('/accounts', {
     onRequest,
+    config,
     schema: {
       tags, security, summary: 'List accounts, optionally of one domain',
       querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })) }),
@@ -29,16 +33,19 @@ export function accountRoutes(app: FastifyInstance, accounts: AccountService, ho
   });
   r.get('/accounts/:id', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'One account', params: AccountParam, response: { 200: AccountSchema, ...errors(400, 401, 403, 404) } },
     handler: (req) => accounts.get(req.params.id),
   });
   r.patch('/accounts/:id', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'Change an account (a new password or deactivation ends its open IMAP/POP sessions)', params: AccountParam, body: AccountPatchBody, response: { 200: AccountSchema, ...errors(400, 401, 403, 404, 422) } },
     handler: (req) => accounts.update(req.params.id, req.body),
   });
   r.delete('/accounts/:id', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'Delete an account and its app passwords', params: AccountParam, response: { 204: Type.Null(), ...errors(400, 401, 403, 404) } },
     handler: async (req, reply) => {
       await accounts.delete(req.params.id);

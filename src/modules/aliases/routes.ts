@@ -12,8 +12,11 @@ export function aliasRoutes(app: FastifyInstance, aliases: AliasService, hooks: 
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['aliases'];
   const onRequest = hooks.admin;
+  // What an API key needs to change these (a GET needs `read`, or this scope).
+  const config = { scope: 'accounts' as const };
   r.post('/aliases', {
     onRequest,
+    config,
     schema: {
       tags, security, summary: 'Add an alias',
       body: Type.Object({ source: Type.String({ maxLength: 320 }), destinations: Type.Array(Type.String({ maxLength: 320 }), { maxItems: 100 }), active: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
@@ -23,16 +26,19 @@ export function aliasRoutes(app: FastifyInstance, aliases: AliasService, hooks: 
   });
   r.get('/aliases', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'List aliases', querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })) }), response: { 200: PagedOf(AliasSchema, 'AliasPage'), ...errors(400, 401, 403, 404, 422) } },
     handler: (req) => aliases.list(req.query.domain === undefined ? {} : { domain: req.query.domain }, pageOf(req.query)),
   });
   r.get('/aliases/:alias', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'One alias', params: Param, response: { 200: AliasSchema, ...errors(400, 401, 403, 404) } },
     handler: (req) => aliases.get(req.params.alias),
   });
   r.delete('/aliases/:alias', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'Delete an alias', params: Param, response: { 204: Type.Null(), ...errors(400, 401, 403, 404) } },
     handler: async (req, reply) => {
       await aliases.delete(req.params.alias);

@@ -11,18 +11,23 @@ export function appPasswordRoutes(app: FastifyInstance, appPasswords: AppPasswor
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['accounts'];
   const onRequest = hooks.admin;
+  // An API key with the `accounts` scope manages app passwords.
+  const config = { scope: 'accounts' as const };
   r.post('/accounts/:id/app-passwords', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'Create an app password: the password is in this answer only', params: AccountParam, body: AppPasswordBody, response: { 201: AppPasswordCreated, ...errors(400, 401, 403, 404, 422) } },
     handler: async (req, reply) => reply.status(201).send(await appPasswords.create(req.params.id, req.body)),
   });
   r.get('/accounts/:id/app-passwords', {
     onRequest,
+    config,
     schema: { tags, security, summary: 'The account\'s app passwords (never the secret)', params: AccountParam, response: { 200: Type.Array(AppPasswordSchema), ...errors(400, 401, 403, 404) } },
     handler: (req) => appPasswords.list(req.params.id),
   });
   r.delete('/accounts/:id/app-passwords/:appId', {
     onRequest,
+    config,
     schema: {
       tags, security, summary: 'Revoke an app password (ends the account\'s open IMAP/POP sessions)',
       params: AppPasswordParam,

@@ -2,9 +2,9 @@ import type { Redis } from 'ioredis';
 import type { Clock } from '../../shared/clock.js';
 
 import { METHODS } from '../mfa/index.js';
-import type { Method } from '../mfa/index.js';
+import type { Factor, Method } from '../mfa/index.js';
 
-export type { Method };
+export type { Factor, Method };
 export const MAX_CODE_FAILURES = 5;
 export const MAX_SMS_SENDS = 3;
 

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Infra } from '../../infra/index.js';
 import type { MfaService } from '../mfa/index.js';
 import type { SmsSender } from '../sms/index.js';
+import type { ApiKeyVerifier } from '../api-keys/index.js';
+import { SmsSendLimits } from './sms-send-limits.js';
 import type { RouteKit } from '../route-types.js';
 import { AdminCredentials } from './admin-credentials.js';
 import { AdminGuard } from './admin-guard.js';
@@ -21,7 +23,7 @@ export type { TokenService } from './token.service.js';
 /** Sign-in, tokens, the lockout and the guard of every Admin endpoint. */
 export function createAuthModule(
   infra: Pick<Infra, 'db' | 'redis' | 'box' | 'clock' | 'settings' | 'authLog'>,
-  deps: { mfa: MfaService; sms: SmsSender },
+  deps: { mfa: MfaService; sms: SmsSender; apiKeys: ApiKeyVerifier },
 ) {
   const { settings, redis, clock } = infra;
   const credentials = new AdminCredentials(settings.adminUsername, settings.adminPasswordHash, settings.adminPassword);
@@ -46,8 +48,9 @@ export function createAuthModule(
     clock,
     policy: { mfaRequired: settings.mfaRequired, allowBasicWithoutToken: settings.mfaAllowBasicWithoutToken, challengeTtlSeconds: settings.mfaChallengeTtl },
     codeKey: infra.box.derive('sms-code'),
+    smsLimits: new SmsSendLimits({ perIpHour: settings.smsSendsPerIpHour, perPhoneHour: settings.smsSendsPerPhoneHour }, redis),
   });
-  const guard = new AdminGuard({ tokens, credentials, lockout, mfa: deps.mfa, authLog: infra.authLog, passwordAloneAllowed: auth.passwordAloneAllowed });
+  const guard = new AdminGuard({ tokens, credentials, lockout, mfa: deps.mfa, authLog: infra.authLog, apiKeys: deps.apiKeys, passwordAloneAllowed: auth.passwordAloneAllowed });
   return {
     auth,
     guard,

@@ -34,7 +34,7 @@ export function authRoutes(app: FastifyInstance, auth: AuthService, errors: Rout
   r.post('/auth/mfa/verify', {
     schema: {
       tags: ['auth'],
-      summary: 'Answer a challenge with a TOTP or SMS code',
+      summary: 'Answer a challenge with a TOTP code, an SMS code or a recovery code',
       body: VerifyBody,
       response: { 200: AccessTokenResponse, ...errors(400, 401, 413, 422, 429) },
     },

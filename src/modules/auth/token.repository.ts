@@ -23,6 +23,20 @@ export class TokenRepository {
     return Number(r.numUpdatedRows);
   }
 
+  /** Revokes the live tokens issued without a second factor; returns them (id and expiry). */
+  async revokeUnverified(at: number): Promise<{ id: string; expires_at: number }[]> {
+    const rows = await this.db
+      .selectFrom('access_tokens')
+      .select(['id', 'expires_at'])
+      .where('mfa_verified', '=', 0)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', at)
+      .execute();
+    if (rows.length === 0) return [];
+    await this.db.updateTable('access_tokens').set({ revoked_at: at }).where('id', 'in', rows.map((r) => r.id)).where('revoked_at', 'is', null).execute();
+    return rows;
+  }
+
   /** Rows a day past expiry are of no use to anyone; keeps the table small. */
   async deleteExpired(before: number): Promise<void> {
     await this.db.deleteFrom('access_tokens').where('expires_at', '<', before).execute();

@@ -107,6 +107,20 @@ export class TokenService {
     return n;
   }
 
+  /**
+   * A second factor was just enrolled: the tokens issued by password alone are
+   * revoked everywhere (row, this cache, and Redis for the other instances).
+   */
+  async revokeUnverified(): Promise<number> {
+    const now = this.clock.now();
+    const rows = await this.repo.revokeUnverified(now);
+    for (const row of rows) {
+      this.cache.delete(row.id);
+      await this.revocations.revoke(row.id, row.expires_at - now);
+    }
+    return rows.length;
+  }
+
   /** Another process changed tokens: read them from the database again. */
   dropCache(): void {
     this.cache.clear();

@@ -5,12 +5,20 @@ import type { ProviderCredentials } from '../sms/index.js';
 import type { RouteKit } from '../route-types.js';
 import { MfaRepository } from './mfa.repository.js';
 import { MfaService } from './mfa.service.js';
+import { RecoveryCodeRepository } from './recovery-code.repository.js';
+import { RecoveryCodeService } from './recovery-code.service.js';
 
-export { MethodName, METHODS } from './schema.js';
-export type { Method } from './schema.js';
+export { FactorName, MethodName, METHODS } from './schema.js';
+export type { Factor, Method } from './schema.js';
 export type { MfaService, MfaStatus, TotpEnrollment } from './mfa.service.js';
 
-export function createMfaModule(infra: Pick<Infra, 'db' | 'redis' | 'box' | 'clock' | 'settings'>, deps: { providers: ProviderCredentials }) {
+export type MfaDeps = {
+  providers: ProviderCredentials;
+  /** A second factor was just enrolled: revoke the tokens issued without one (they belong to auth). */
+  onFactorEnrolled: () => Promise<unknown>;
+};
+
+export function createMfaModule(infra: Pick<Infra, 'db' | 'redis' | 'box' | 'clock' | 'settings' | 'log'>, deps: MfaDeps) {
   const { settings } = infra;
   // Without Redis every instance is alone: the record is cached in the process (host commands signal changes).
   const repo = new MfaRepository(infra.db, infra.redis === undefined);
@@ -18,6 +26,8 @@ export function createMfaModule(infra: Pick<Infra, 'db' | 'redis' | 'box' | 'clo
     issuer: settings.mfaIssuer,
     mfaRequired: settings.mfaRequired,
     smsDefaultRegion: settings.smsDefaultRegion as CountryCode | undefined,
+    recovery: new RecoveryCodeService(new RecoveryCodeRepository(infra.db), infra.box.derive('recovery-code'), infra.clock, infra.log),
+    onFactorEnrolled: deps.onFactorEnrolled,
   });
   return {
     service,

@@ -4,7 +4,8 @@ import type { SecretBox } from '../../shared/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import { sealContext } from '../../db/sealed-columns.js';
-import type { Method } from './schema.js';
+import type { Factor } from './schema.js';
+import type { RecoveryCodeService } from './recovery-code.service.js';
 import { DEFAULT_PROVIDER, PROVIDER_CODES, isProviderCode } from '../sms/index.js';
 import type { ProviderCode, ProviderCredentials } from '../sms/index.js';
 import type { AdminMfaRow, MfaRepository } from './mfa.repository.js';
@@ -17,9 +18,12 @@ export type MfaStatus = {
   sms_enabled: boolean;
   sms_phone: string | null;
   sms_provider: string | null;
-  methods: Method[];
+  methods: Factor[];
   mfa_required: boolean;
+  recovery_codes_remaining: number;
 };
+/** The confirm answer: the status, and the recovery codes (once) when TOTP was just enabled. */
+export type TotpConfirmed = MfaStatus & { recovery_codes?: string[] };
 
 export type TotpEnrollment = { secret: string; provisioning_uri: string; issuer: string };
 export type SmsConfigUpdate = { phone?: string; provider?: string; enabled?: boolean };
@@ -32,7 +36,14 @@ export class MfaService {
     private readonly providers: ProviderCredentials,
     private readonly box: SecretBox,
     private readonly clock: Clock,
-    private readonly opts: { issuer: string; mfaRequired: boolean; smsDefaultRegion: CountryCode | undefined },
+    private readonly opts: {
+      issuer: string;
+      mfaRequired: boolean;
+      smsDefaultRegion: CountryCode | undefined;
+      recovery: RecoveryCodeService;
+      /** A factor was just enrolled (TOTP confirmed, SMS enabled): the tokens issued without one are revoked. */
+      onFactorEnrolled?: () => Promise<unknown>;
+    },
   ) {}
 
   smsProviderOf(row: AdminMfaRow): ProviderCode {
@@ -40,8 +51,8 @@ export class MfaService {
   }
 
   /** The usable second factors: "a second factor is enrolled" means this is not empty. */
-  async methodsOf(row: AdminMfaRow): Promise<Method[]> {
-    const methods: Method[] = [];
+  async methodsOf(row: AdminMfaRow): Promise<Factor[]> {
+    const methods: Factor[] = [];
     if (row.totp_enabled === 1 && row.totp_secret !== null) methods.push('totp');
     if (row.sms_enabled === 1 && row.sms_phone !== null && (await this.providers.hasCredentials(this.smsProviderOf(row)))) {
       methods.push('sms');
@@ -53,7 +64,7 @@ export class MfaService {
     return this.repo.get();
   }
 
-  async enrolledMethods(): Promise<Method[]> {
+  async enrolledMethods(): Promise<Factor[]> {
     return this.methodsOf(await this.repo.get());
   }
 
@@ -67,6 +78,7 @@ export class MfaService {
       sms_provider: row.sms_provider,
       methods: await this.methodsOf(row),
       mfa_required: this.opts.mfaRequired,
+      recovery_codes_remaining: await this.opts.recovery.remaining(),
     };
   }
 
@@ -90,7 +102,7 @@ export class MfaService {
     });
   }
 
-  async confirmTotp(code: string): Promise<MfaStatus> {
+  async confirmTotp(code: string): Promise<TotpConfirmed> {
     const row = await this.repo.get();
     if (row.totp_secret === null) throw badRequest('TOTP enrollment not started: call POST /auth/mfa/totp/enroll first');
     const now = this.clock.now();
@@ -100,6 +112,9 @@ export class MfaService {
       if (!(await this.repo.confirmPending(row.totp_secret, step, now))) {
         throw badRequest('TOTP enrollment changed while confirming: scan the new secret and confirm again');
       }
+      await this.opts.onFactorEnrolled?.();
+      const codes = await this.opts.recovery.regenerate();
+      return { ...(await this.status()), recovery_codes: codes };
     } else if (!(await this.repo.acceptTotpStep(step, now))) {
       throw badRequest('Invalid code');
     }
@@ -108,7 +123,28 @@ export class MfaService {
 
   async deleteTotp(): Promise<MfaStatus> {
     await this.repo.update({ totp_enabled: 0, totp_secret: null, totp_confirmed_at: null, totp_last_step: null }, this.clock.now());
+    await this.opts.recovery.erase();
     return this.status();
+  }
+
+  /** A new set of recovery codes (the old set stops working); only while TOTP is enabled. */
+  async regenerateRecoveryCodes(): Promise<{ recovery_codes: string[]; recovery_codes_remaining: number }> {
+    const row = await this.repo.get();
+    if (row.totp_enabled !== 1) throw badRequest('Recovery codes belong to TOTP: enable TOTP first (POST /auth/mfa/totp/enroll, then confirm)');
+    const codes = await this.opts.recovery.regenerate();
+    return { recovery_codes: codes, recovery_codes_remaining: codes.length };
+  }
+
+  /** Unused recovery codes left; none without TOTP. */
+  async recoveryCodesRemaining(): Promise<number> {
+    const row = await this.repo.get();
+    return row.totp_enabled === 1 ? this.opts.recovery.remaining() : 0;
+  }
+
+  /** Uses up a recovery code for sign-in; only while TOTP is enabled. */
+  async useRecoveryCode(code: string, ip: string): Promise<boolean> {
+    const row = await this.repo.get();
+    return row.totp_enabled === 1 && this.opts.recovery.use(code, ip);
   }
 
   /** Checks a TOTP code for sign-in; a time step is accepted once only. */
@@ -165,12 +201,14 @@ export class MfaService {
       }
       if (Object.keys(next).length > 0) await this.repo.update(next, this.clock.now(), tx);
     });
+    if (body.enabled === true) await this.opts.onFactorEnrolled?.();
     return this.status();
   }
 
   /** For `admin mfa reset` on the host: both factors off, TOTP secret erased. */
   async resetAll(): Promise<MfaStatus> {
     await this.repo.update({ totp_enabled: 0, totp_secret: null, totp_confirmed_at: null, totp_last_step: null, sms_enabled: 0 }, this.clock.now());
+    await this.opts.recovery.erase();
     return this.status();
   }
 }

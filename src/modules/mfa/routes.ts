@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { AdminHooks, RouteErrors } from '../route-types.js';
 import type { MfaService } from './mfa.service.js';
-import { MfaStatus, SmsConfigBody, TotpConfirmBody, TotpEnrollment } from './schema.js';
+import { MfaStatus, RecoveryCodesResponse, SmsConfigBody, TotpConfirmBody, TotpConfirmed, TotpEnrollment } from './schema.js';
 
 
 /** The MFA setup paths: administrator only, open to Basic while MFA is not enrolled. */
@@ -33,9 +33,10 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
     schema: {
       tags: ['mfa'],
       summary: 'Confirm TOTP enrolment with a current code',
+      description: 'When this enables TOTP, the answer carries ten recovery codes, once; tokens issued without a second factor are revoked.',
       security,
       body: TotpConfirmBody,
-      response: { 200: MfaStatus, ...common, ...errors(400, 413, 422) },
+      response: { 200: TotpConfirmed, ...common, ...errors(400, 413, 422) },
     },
     handler: (req) => mfa.confirmTotp(req.body.code),
   });
@@ -44,6 +45,19 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
     onRequest: hooks.setup,
     schema: { tags: ['mfa'], summary: 'Disable TOTP and erase its secret', security, response: { 200: MfaStatus, ...common } },
     handler: () => mfa.deleteTotp(),
+  });
+
+  r.post('/auth/mfa/recovery-codes', {
+    onRequest: hooks.setup,
+    // Once TOTP is on, only a token earned with the second factor may make new codes.
+    config: { mfaVerified: true },
+    schema: {
+      tags: ['mfa'],
+      summary: 'Make a new set of ten recovery codes (shown once); the old set stops working',
+      security: [{ bearer: [] }],
+      response: { 200: RecoveryCodesResponse, ...common, ...errors(400) },
+    },
+    handler: () => mfa.regenerateRecoveryCodes(),
   });
 
   r.patch('/auth/mfa/sms', {

@@ -1,10 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 
-/** The second-factor methods a challenge can offer. */
-export const MethodName = Type.Union([Type.Literal('totp'), Type.Literal('sms')]);
+/** The second factors an administrator can enrol. */
+export const FactorName = Type.Union([Type.Literal('totp'), Type.Literal('sms')]);
+export type Factor = Static<typeof FactorName>;
+/** What a challenge can be answered with: a factor, or a recovery code of TOTP. */
+export const MethodName = Type.Union([Type.Literal('totp'), Type.Literal('sms'), Type.Literal('recovery')]);
 export type Method = Static<typeof MethodName>;
-export const METHODS: readonly Method[] = ['totp', 'sms'];
+export const METHODS: readonly Method[] = ['totp', 'sms', 'recovery'];
 
 const strict = { additionalProperties: false } as const;
 
@@ -16,10 +19,20 @@ export const MfaStatus = Type.Object(
     sms_enabled: Type.Boolean(),
     sms_phone: Type.Union([Type.String(), Type.Null()]),
     sms_provider: Type.Union([Type.String(), Type.Null()]),
-    methods: Type.Array(MethodName),
+    methods: Type.Array(FactorName),
     mfa_required: Type.Boolean(),
+    recovery_codes_remaining: Type.Integer({ description: 'unused recovery codes of TOTP' }),
   },
   { title: 'MfaStatus' },
+);
+
+const RecoveryCodes = Type.Array(Type.String(), { description: 'shown once: ten single-use codes for when the authenticator is lost' });
+
+export const TotpConfirmed = Type.Composite([MfaStatus, Type.Object({ recovery_codes: Type.Optional(RecoveryCodes) })], { title: 'TotpConfirmed' });
+
+export const RecoveryCodesResponse = Type.Object(
+  { recovery_codes: RecoveryCodes, recovery_codes_remaining: Type.Integer() },
+  { title: 'RecoveryCodes' },
 );
 
 export const TotpEnrollment = Type.Object(

@@ -7,6 +7,7 @@ import type { SendLimitsService } from './send-limits.service.js';
 export function sendLimitRoutes(app: FastifyInstance, sendLimits: SendLimitsService, hooks: AdminHooks, errors: RouteErrors): void {
   app.post('/accounts/send-limits/sync', {
     onRequest: hooks.admin,
+    config: { scope: 'accounts' },
     schema: {
       tags: ['accounts'],
       security,

@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ADMIN_SECURITY as security } from '../route-types.js';
+import type { AdminHooks, RouteErrors } from '../route-types.js';
+import type { ApiKeyService } from './api-key.service.js';
+import { ApiKey, ApiKeyBody, ApiKeyCreated, ApiKeyParam } from './schema.js';
+
+/**
+ * /auth/api-keys: the administrator only, with a token earned with the second
+ * factor once one is enrolled; never with an API key.
+ */
+export function apiKeyRoutes(app: FastifyInstance, keys: ApiKeyService, hooks: AdminHooks, errors: RouteErrors): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['api-keys'];
+  const config = { mfaVerified: true };
+
+  r.post('/auth/api-keys', {
+    onRequest: hooks.admin,
+    config,
+    schema: {
+      tags, security, summary: 'Create a scoped API key: the key is in this answer only', body: ApiKeyBody,
+      response: { 201: ApiKeyCreated, ...errors(400, 401, 403, 413, 422, 429) },
+    },
+    handler: async (req, reply) => reply.status(201).send(await keys.create(req.body, req.admin?.subject ?? 'admin')),
+  });
+
+  r.get('/auth/api-keys', {
+    onRequest: hooks.admin,
+    config,
+    schema: { tags, security, summary: 'The API keys not revoked (never the secret)', response: { 200: Type.Array(ApiKey), ...errors(401, 403, 429) } },
+    handler: () => keys.list(),
+  });
+
+  r.delete('/auth/api-keys/:id', {
+    onRequest: hooks.admin,
+    config,
+    schema: { tags, security, summary: 'Revoke an API key (at once, on every instance)', params: ApiKeyParam, response: { 204: Type.Null(), ...errors(401, 403, 404, 429) } },
+    handler: async (req, reply) => {
+      await keys.revoke(req.params.id);
+      return reply.status(204).send(null);
+    },
+  });
+}
