@@ -13,7 +13,7 @@ import { skipNotice } from './helpers/services.js';
 
 /**
  * The shipped fail2ban filter and jail, checked by the real fail2ban tools
- * against the auth log the real service writes (decisions.md §4).
+ * against the auth log the real service writes (docs/contract.md, Lockout).
  */
 const root = fileURLToPath(new URL('../', import.meta.url));
 const FILTER = join(root, 'deploy/fail2ban/filter.d/mailsvc-auth.conf');

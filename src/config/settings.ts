@@ -104,7 +104,7 @@ function provider(src: Source, code: string): ProviderEnv {
 }
 
 /**
- * Reads the settings of decisions.md §1 from the environment and the settings
+ * Reads the settings (README, Configuration) from the environment and the settings
  * file (the environment wins). Throws SettingsError naming the first bad key.
  */
 export function loadSettings(env: Source = process.env, cwd = process.cwd(), layout: Layout = detectLayout()): Settings {

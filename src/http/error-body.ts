@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 
-/** Every error body: `{"detail"}`, plus `errors` for validation (decisions.md §3). */
+/** Every error body: `{"detail"}`, plus `errors` for validation (docs/contract.md, Errors). */
 export const ErrorBody = Type.Object(
   {
     detail: Type.String(),

@@ -2,7 +2,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
- * The auth log the `mailsvc-auth` fail2ban jail reads (decisions.md §4).
+ * The auth log the `mailsvc-auth` fail2ban jail reads (docs/contract.md, Lockout).
  * The user name is what the client sent, so it is cut down to characters that
  * cannot forge a second " from <ip>" or a new line.
  */

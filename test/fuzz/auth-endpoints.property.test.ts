@@ -7,7 +7,7 @@
  * Every answer: below 500, a JSON body, a string `detail` on errors, never a
  * stored secret (`totp_secret`, `client_secret`, `api_key`, `secret_hash`;
  * `secret` only in a 200 from the TOTP enrolment), WWW-Authenticate on every
- * 401 and Retry-After on login's 429 only (decisions.md §3, spec §Errors).
+ * 401 and Retry-After on login's 429 only (docs/contract.md, Errors).
  *
  * State: without the administrator's credentials nothing in admin_mfa,
  * sms_providers or access_tokens changes; with them, a 4xx from PATCH

@@ -1,7 +1,7 @@
 /**
  * HTTP SMS provider adapter: `POST {base_url}{send_path}` with the provider's
  * credentials in `X-Client-Id`, `X-Client-Secret`, `X-Api-Key` and the JSON
- * body `{"to", "message", "from", "route"}` (decisions §2 "Provider call").
+ * body `{"to", "message", "from", "route"}` (docs/contract.md, Calling an SMS provider).
  *
  * Every failure becomes AppError('upstream', 'SMS provider error'). Nothing
  * here logs, and no error (message, stack or cause) carries the credentials,

@@ -38,7 +38,7 @@ function parseBasic(value: string): { user: string; pass: string } | null {
   return { user: decoded.slice(0, colon), pass: decoded.slice(colon + 1) };
 }
 
-/** Who may call an Admin endpoint: spec §Authentication and decisions.md §3. */
+/** Who may call an Admin endpoint (docs/contract.md, Errors; docs/auth.md, API keys). */
 export class AdminGuard {
   constructor(
     private readonly deps: {

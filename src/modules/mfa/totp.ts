@@ -1,6 +1,6 @@
 import { Secret, TOTP } from 'otpauth';
 
-/** RFC 6238, SHA-1, 6 digits, 30 s steps (decisions.md §2). */
+/** RFC 6238, SHA-1, 6 digits, 30 s steps (docs/contract.md). */
 const PERIOD = 30;
 
 export function newTotpSecret(): string {
