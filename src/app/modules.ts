@@ -51,6 +51,16 @@ export class Modules {
         providers: (await this.sms()).providers,
         // Auth is built on MFA, so it is reached when a factor is enrolled, not now.
         onFactorEnrolled: async () => (await this.auth()).tokens.revokeUnverified(),
+        onRecoveryCodeUsed: async ({ ip, remaining }) =>
+          (await this.audit()).service.record({
+            actor: this.infra.settings.adminUsername,
+            tokenId: null,
+            source: ip,
+            action: 'mfa.recovery_code_used',
+            target: null,
+            summary: { remaining },
+            result: 'ok',
+          }),
       }),
     );
   }

@@ -16,6 +16,8 @@ export type MfaDeps = {
   providers: ProviderCredentials;
   /** A second factor was just enrolled: revoke the tokens issued without one (they belong to auth). */
   onFactorEnrolled: () => Promise<unknown>;
+  /** A recovery code was used to sign in (recorded in the audit log). */
+  onRecoveryCodeUsed?: (event: { ip: string; remaining: number }) => Promise<unknown>;
 };
 
 export function createMfaModule(infra: Pick<Infra, 'db' | 'redis' | 'box' | 'clock' | 'settings' | 'log'>, deps: MfaDeps) {
@@ -26,7 +28,7 @@ export function createMfaModule(infra: Pick<Infra, 'db' | 'redis' | 'box' | 'clo
     issuer: settings.mfaIssuer,
     mfaRequired: settings.mfaRequired,
     smsDefaultRegion: settings.smsDefaultRegion as CountryCode | undefined,
-    recovery: new RecoveryCodeService(new RecoveryCodeRepository(infra.db), infra.box.derive('recovery-code'), infra.clock, infra.log),
+    recovery: new RecoveryCodeService(new RecoveryCodeRepository(infra.db), infra.box.derive('recovery-code'), infra.clock, infra.log, deps.onRecoveryCodeUsed),
     onFactorEnrolled: deps.onFactorEnrolled,
   });
   return {

@@ -32,6 +32,8 @@ export class RecoveryCodeService {
     private readonly key: Buffer,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** Told of every code used (the audit log): a sign-in without the authenticator is worth a record. */
+    private readonly onUsed: (event: { ip: string; remaining: number }) => Promise<unknown> = () => Promise.resolve(),
   ) {}
 
   private hash(code: string): string {
@@ -60,8 +62,10 @@ export class RecoveryCodeService {
     if (normalized.length !== GROUP * 2) return false;
     if (!(await this.repo.markUsed(this.hash(normalized), this.clock.now()))) return false;
     const remaining = await this.repo.countUnused();
-    // Audit seam: when the audit log exists, record the event `mfa.recovery_code_used` (ip, remaining) here too.
     this.log.warn({ event: 'mfa.recovery_code_used', ip, remaining }, `a recovery code was used to sign in; ${remaining} left`);
+    await this.onUsed({ ip, remaining }).catch((err: unknown) =>
+      this.log.error({ err: { message: err instanceof Error ? err.message : String(err) } }, 'the use of a recovery code could not be recorded in the audit log'),
+    );
     return true;
   }
 }

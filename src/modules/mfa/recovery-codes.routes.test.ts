@@ -63,7 +63,7 @@ for (const dialect of DIALECTS) {
       expect(again.body.recovery_codes).toBeUndefined();
     });
 
-    it.skipIf(!available)('a code signs in once (MFA-verified), in any case and without its hyphen; its use is a warning without the code', async () => {
+    it.skipIf(!available)('a code signs in once (MFA-verified), in any case and without its hyphen; its use is a warning and an audit record, without the code', async () => {
       const { codes } = await enable();
       const [first = '', second = ''] = codes;
       const ok = await useCode(first);
@@ -76,6 +76,16 @@ for (const dialect of DIALECTS) {
       expect(warnings).toHaveLength(2);
       expect(JSON.parse(warnings[1] as string)).toMatchObject({ level: 40, remaining: 8 });
       for (const c of codes) expect(t.logs.join('')).not.toContain(c);
+      // Each use is in the audit log too: who, from where, how many are left; never the code.
+      const audit = await call(t, 'GET', '/admin/audit?action=mfa.recovery_code_used', `Bearer ${String(ok.body.access_token)}`);
+      expect(audit.status).toBe(200);
+      const items = audit.body.items as { actor: string; source: string; action: string; summary: Record<string, unknown>; result: string }[];
+      expect(items.map((e) => [e.actor, e.action, e.summary, e.result])).toEqual([
+        ['admin', 'mfa.recovery_code_used', { remaining: 8 }, 'ok'],
+        ['admin', 'mfa.recovery_code_used', { remaining: 9 }, 'ok'],
+      ]);
+      expect(items[0]?.source).toMatch(/^(127\.0\.0\.1|::1|::ffff:127\.0\.0\.1)$/);
+      for (const c of codes) expect(JSON.stringify(audit.body)).not.toContain(c);
     });
 
     it.skipIf(!available)('parallel use of one code over many challenges: exactly one succeeds', async () => {
