@@ -6,18 +6,12 @@ import type { ApiKeyTable } from '../../db/schema.js';
 import { API_KEY_SCOPES } from '../route-types.js';
 import type { ApiKeyScope } from '../route-types.js';
 import type { ApiKeyRepository } from './api-key.repository.js';
+import type { Static } from '@sinclair/typebox';
+import type { ApiKey, ApiKeyBody, ApiKeyCreated as ApiKeyCreatedSchema } from './schema.js';
 
-export type ApiKeyView = {
-  id: string;
-  name: string;
-  scopes: ApiKeyScope[];
-  created_by: string;
-  created_at: string;
-  expires_at: string;
-  active: boolean;
-};
-export type ApiKeyCreated = ApiKeyView & { key: string };
-export type ApiKeyInput = { name: string; scopes: string[]; expires_at: string };
+export type ApiKeyView = Omit<Static<typeof ApiKey>, 'scopes'> & { scopes: ApiKeyScope[] };
+export type ApiKeyCreated = ApiKeyView & Pick<Static<typeof ApiKeyCreatedSchema>, 'key'>;
+export type ApiKeyInput = Static<typeof ApiKeyBody>;
 export type ApiKeyPrincipal = { id: string; name: string; scopes: ApiKeyScope[] };
 
 /** An API key is `ak_<16>.<43>` (96 + 256 random bits); access tokens have ids of 16 characters, so the two never meet. */

@@ -1,4 +1,6 @@
 import { randomInt } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
+import type { ChallengeResponse as ChallengeSchema, SmsSendResponse as SmsSendSchema } from './schema.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError, badRequest, unauthenticated } from '../../shared/errors.js';
 import { constantTimeEqual, hmacSha256, randomId } from '../../shared/crypto.js';
@@ -12,8 +14,8 @@ import type { Lockout } from './lockout.js';
 import type { SmsSendLimits } from './sms-send-limits.js';
 import type { AccessTokenResponse, TokenService } from './token.service.js';
 
-export type ChallengeResponse = { mfa_required: true; challenge_id: string; methods: Method[]; expires_in: number };
-export type SmsSendResponse = { ok: true; method: 'sms'; expires_in: number; phone_hint: string };
+export type ChallengeResponse = Static<typeof ChallengeSchema>;
+export type SmsSendResponse = Static<typeof SmsSendSchema>;
 
 export type AuthPolicy = { mfaRequired: boolean; allowBasicWithoutToken: boolean; challengeTtlSeconds: number };
 

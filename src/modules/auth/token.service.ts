@@ -1,15 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
+import type { AccessTokenResponse as AccessTokenSchema } from './schema.js';
 import { randomId, sha256 } from '../../shared/crypto.js';
 import type { Clock } from '../../shared/clock.js';
 import type { TokenRepository, TokenRow } from './token.repository.js';
 import type { TokenRevocations } from './token-revocations.js';
 
-export type AccessTokenResponse = {
-  access_token: string;
-  token_type: 'bearer';
-  expires_in: number;
-  mfa_verified: boolean;
-};
+export type AccessTokenResponse = Static<typeof AccessTokenSchema>;
 
 export type TokenPrincipal = { tokenId: string; subject: string; mfaVerified: boolean };
 

@@ -6,13 +6,8 @@ import type { Clock } from '../../shared/clock.js';
 import { SERVICE_VERSION } from '../../shared/version.js';
 import { redisReady } from '../../adapters/redis/redis-client.js';
 
-export type HealthDetails = {
-  status: 'ok' | 'degraded';
-  version: string;
-  uptime_seconds: number;
-  database: { dialect: DialectName; reachable: boolean; schema_version: string | null; schema_latest: string };
-  redis: { configured: boolean; reachable: boolean | null };
-};
+export type { HealthDetails } from './schema.js';
+import type { HealthDetails } from './schema.js';
 
 export class HealthService {
   private readonly startedAt: number;

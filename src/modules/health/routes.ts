@@ -3,22 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { ADMIN_SECURITY } from '../route-types.js';
 import type { AdminHooks, RouteErrors } from '../route-types.js';
 import type { HealthService } from './health.service.js';
+import { HealthDetailsSchema as Details } from './schema.js';
 
-const Details = Type.Object(
-  {
-    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
-    version: Type.String(),
-    uptime_seconds: Type.Integer(),
-    database: Type.Object({
-      dialect: Type.String(),
-      reachable: Type.Boolean(),
-      schema_version: Type.Union([Type.String(), Type.Null()]),
-      schema_latest: Type.String(),
-    }),
-    redis: Type.Object({ configured: Type.Boolean(), reachable: Type.Union([Type.Boolean(), Type.Null()]) }),
-  },
-  { title: 'HealthDetails' },
-);
 
 export function healthRoutes(app: FastifyInstance, health: HealthService, hooks: AdminHooks, errors: RouteErrors): void {
   app.get('/health', {

@@ -10,23 +10,15 @@ import { DEFAULT_PROVIDER, PROVIDER_CODES, isProviderCode } from '../sms/index.j
 import type { ProviderCode, ProviderCredentials } from '../sms/index.js';
 import type { AdminMfaRow, MfaRepository } from './mfa.repository.js';
 import { matchTotpStep, newTotpSecret, provisioningUri } from './totp.js';
+import type { Static } from '@sinclair/typebox';
+import type { MfaStatus as MfaStatusSchema, SmsConfigBody, TotpConfirmed as TotpConfirmedSchema, TotpEnrollment as TotpEnrollmentSchema } from './schema.js';
 
-export type MfaStatus = {
-  totp_enabled: boolean;
-  totp_pending: boolean;
-  totp_confirmed_at: string | null;
-  sms_enabled: boolean;
-  sms_phone: string | null;
-  sms_provider: string | null;
-  methods: Factor[];
-  mfa_required: boolean;
-  recovery_codes_remaining: number;
-};
+/** The answers and bodies are the schemas' types (one source for both). */
+export type MfaStatus = Static<typeof MfaStatusSchema>;
 /** The confirm answer: the status, and the recovery codes (once) when TOTP was just enabled. */
-export type TotpConfirmed = MfaStatus & { recovery_codes?: string[] };
-
-export type TotpEnrollment = { secret: string; provisioning_uri: string; issuer: string };
-export type SmsConfigUpdate = { phone?: string; provider?: string; enabled?: boolean };
+export type TotpConfirmed = Static<typeof TotpConfirmedSchema>;
+export type TotpEnrollment = Static<typeof TotpEnrollmentSchema>;
+export type SmsConfigUpdate = Static<typeof SmsConfigBody>;
 
 const TOTP_CTX = sealContext('admin_mfa', 1, 'totp_secret');
 

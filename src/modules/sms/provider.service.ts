@@ -1,4 +1,6 @@
+import type { Static } from '@sinclair/typebox';
 import type { ProviderEnv } from '../../config/settings.js';
+import type { ProviderRecord, ProviderUpdateBody } from './schema.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest } from '../../shared/errors.js';
@@ -9,31 +11,9 @@ import { PROVIDER_CODES, PROVIDER_DEFAULTS, isProviderCode } from './provider-de
 import type { ProviderCode } from './provider-defaults.js';
 
 /** The SMS provider record of the spec, as the API shows it: no secret, ever. */
-export type ProviderView = {
-  code: ProviderCode;
-  enabled: boolean;
-  base_url: string;
-  client_id: string | null;
-  has_client_secret: boolean;
-  has_api_key: boolean;
-  send_path: string;
-  from_sender: string | null;
-  route: string;
-  label: string;
-};
+export type ProviderView = Omit<Static<typeof ProviderRecord>, 'code'> & { code: ProviderCode };
 
-export type ProviderUpdate = {
-  code: string;
-  enabled?: boolean;
-  base_url?: string;
-  client_id?: string;
-  send_path?: string;
-  from_sender?: string;
-  route?: string;
-  clear_secrets?: boolean;
-  client_secret?: string;
-  api_key?: string;
-};
+export type ProviderUpdate = Static<typeof ProviderUpdateBody>;
 
 /** What a send needs, with the secrets opened; never leaves the process. */
 export type ProviderSendConfig = {

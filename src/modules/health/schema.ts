@@ -1,0 +1,19 @@
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+
+export const HealthDetailsSchema = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+    version: Type.String(),
+    uptime_seconds: Type.Integer(),
+    database: Type.Object({
+      dialect: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres'), Type.Literal('mysql')]),
+      reachable: Type.Boolean(),
+      schema_version: Type.Union([Type.String(), Type.Null()]),
+      schema_latest: Type.String(),
+    }),
+    redis: Type.Object({ configured: Type.Boolean(), reachable: Type.Union([Type.Boolean(), Type.Null()]) }),
+  },
+  { title: 'HealthDetails' },
+);
+export type HealthDetails = Static<typeof HealthDetailsSchema>;
