@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -269,6 +269,24 @@ describe('mailsvc aliases, and deleting', () => {
     expectOk(gone);
     expect(gone.stdout).toBe('Domain example.org deleted.\n');
     expect(await withCtx(dir, (ctx) => ctx.domains.list({ limit: 10, offset: 0 }))).toMatchObject({ total: 0 });
+  });
+
+  it('a command builds only what it uses: --help opens no database; domains list never touches Redis or the key file', async () => {
+    const dir = dataDir();
+    // An unreachable database and Redis: --help does not notice.
+    const help = await runCli(['--help'], { env: { MAILSVC_DATA_DIR: dir, MAILSVC_DATABASE_URL: 'postgres://x@127.0.0.1:1/x', MAILSVC_REDIS_URL: 'redis://127.0.0.1:1' } });
+    expectOk(help);
+    expect(readdirSync(dir)).toEqual([]);
+    expectOk(await cli(dir, ['db', 'migrate']));
+    await seed(dir);
+    rmSync(join(dir, 'secret.key'));
+    // Redis unreachable and no key file: domains list still answers.
+    const list = await cli(dir, ['domains', 'list', '--json'], { env: { MAILSVC_REDIS_URL: 'redis://127.0.0.1:1' } });
+    expectOk(list);
+    expect(json(list)).toMatchObject({ total: 1, items: [{ name: 'example.org' }] });
+    expect(existsSync(join(dir, 'secret.key'))).toBe(false);
+    // A command that does keep state in Redis says so in one line.
+    await expectFailure(cli(dir, ['accounts', 'sync-send-limits'], { env: { MAILSVC_REDIS_URL: 'redis://127.0.0.1:1' } }), 69, /Redis/);
   });
 
   it('--help lists the mail commands; a usage error is one line with exit 2', async () => {

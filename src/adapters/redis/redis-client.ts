@@ -30,8 +30,11 @@ export function createRedis(url: string, log: Logger): Redis {
     retryStrategy: (times) => Math.min(times * 200, 2000),
   });
   let down = false;
+  // Before the first connection the caller's connect() reports the failure (one clear line at
+  // start, or from a CLI command); the warning is for an outage of a running client.
+  let wasReady = false;
   const outage = (message: string): void => {
-    if (down) return;
+    if (down || !wasReady) return;
     down = true;
     log.warn({ err: { message } }, 'redis connection error: requests that need Redis are answered 503 until it is back');
   };
@@ -42,6 +45,7 @@ export function createRedis(url: string, log: Logger): Redis {
   redis.on('ready', () => {
     if (down) log.info('redis connection restored');
     down = false;
+    wasReady = true;
   });
   return redis;
 }
