@@ -5,9 +5,30 @@
 // files of their own loaded at run time stay in node_modules.
 import { defineConfig } from 'rolldown';
 
+const STARTUP = new RegExp(
+  [
+    '[\\\\/]node_modules[\\\\/]commander[\\\\/]',
+    '[\\\\/]dist[\\\\/]cli[\\\\/](bin|program|output|usage-errors|audit-hook|commands[\\\\/](db|secrets|helper))\\.js',
+    '[\\\\/]dist[\\\\/]shared[\\\\/](terminal[\\\\/][^\\\\/]+|errors|version|send-rate|mail-names|paging|secret-key-file|secret-box|fs-atomic|crypto)\\.js',
+    '[\\\\/]dist[\\\\/]modules[\\\\/]([^\\\\/]+[\\\\/]commands|command-types|route-types|accounts[\\\\/]quota)\\.js',
+    '[\\\\/]dist[\\\\/]helper[\\\\/]actions\\.js',
+    '[\\\\/]dist[\\\\/]config[\\\\/]settings-error\\.js',
+    '[\\\\/]dist[\\\\/]app[\\\\/](commands|cli-runner)\\.js',
+  ].join('|'),
+);
+
 export default defineConfig({
   input: { mailsvc: 'dist/cli/bin.js' },
   platform: 'node',
   external: [/^node:/, 'better-sqlite3', '@node-rs/argon2', 'pg', 'pg-native', 'mysql2', 'ioredis', 'pino', 'fastify', /^@fastify\//],
-  output: { dir: 'dist/bundle', format: 'esm', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true },
+  output: {
+    dir: 'dist/bundle',
+    format: 'esm',
+    entryFileNames: '[name].js',
+    chunkFileNames: 'chunks/[name]-[hash].js',
+    sourcemap: true,
+    // What every start needs (commander, the command definitions, light shared helpers) in one
+    // chunk; each module's work stays in chunks of its own, loaded when a command runs.
+    advancedChunks: { groups: [{ name: 'startup', test: STARTUP, priority: 10 }] },
+  },
 });
