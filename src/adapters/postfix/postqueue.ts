@@ -41,15 +41,15 @@ export function parsePostqueueLine(line: string): PostqueueMessage {
 }
 
 /**
- * `postqueue -c DIR -j`, read line by line as the consumer asks for entries:
- * memory stays flat however long the queue is, and leaving the loop early
- * stops postqueue. Ends with an ExecError when postqueue fails (the mail
- * system is down, a wrong configuration directory).
+ * `postqueue -c DIR -j`, read line by line: each entry goes to `visit` as it
+ * arrives (synchronously, so there is no per-entry promise), memory stays flat
+ * however long the queue is, and `visit` returning false stops postqueue early.
+ * Ends with an ExecError when postqueue fails (the mail system is down, a
+ * wrong configuration directory), a PostqueueFormatError on a line it cannot read.
  */
-export async function* readQueue(configDir: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): AsyncGenerator<PostqueueMessage, void, undefined> {
-  const lines = execLines('postqueue', ['-c', configDir, '-j'], { timeoutMs: opts.timeoutMs ?? 300_000, ...(opts.signal ? { signal: opts.signal } : {}) });
-  for await (const line of lines) {
-    if (line.trim() !== '') yield parsePostqueueLine(line);
+export async function scanQueue(configDir: string, visit: (m: PostqueueMessage) => boolean | void, opts: { timeoutMs?: number } = {}): Promise<void> {
+  for await (const line of execLines('postqueue', ['-c', configDir, '-j'], { timeoutMs: opts.timeoutMs ?? 300_000 })) {
+    if (line.trim() !== '' && visit(parsePostqueueLine(line)) === false) return;
   }
 }
 

@@ -116,6 +116,10 @@ describe.skipIf(unavailable !== null)('the queue API and CLI over a real Postfix
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^mailsvc: queue_id: "ALL" is not a Postfix queue id/);
     expect(await queued()).toEqual(['alice@one.test deferred', 'carol@one.test deferred']);
+    const audit = JSON.parse((await cli('audit', 'list', '--json')).stdout) as { action: string; target: string; result: string }[];
+    expect(audit.map((a) => `${a.action} ${a.target} ${a.result}`)).toEqual(
+      expect.arrayContaining([`cli: queue hold ${id} ok`, `cli: queue delete ${id} ok`, `cli: queue delete ${id} not_found`, 'cli: queue hold ALL validation']),
+    );
   }, 60_000);
 
   it('mailsvc queue delete --sender … shows the count and needs --yes; --dry-run only counts; --bounce returns mail', async () => {

@@ -1,5 +1,5 @@
 import { ExecError } from '../../adapters/exec.js';
-import { PostqueueFormatError, flushQueue, postsuperCount, postsuperIds, readQueue, scheduleNow } from '../../adapters/postfix/postqueue.js';
+import { PostqueueFormatError, flushQueue, postsuperCount, postsuperIds, scanQueue, scheduleNow } from '../../adapters/postfix/postqueue.js';
 import type { PostqueueMessage } from '../../adapters/postfix/postqueue.js';
 import type { HelperClient } from '../../adapters/helper-client.js';
 import type { Clock } from '../../shared/clock.js';
@@ -59,19 +59,19 @@ export class QueueService {
     private readonly clock: Clock,
   ) {}
 
-  /** Every queue entry matching the filter, as postqueue prints them. */
-  private async *matching(filter: BulkFilter): AsyncGenerator<PostqueueMessage> {
+  /** Calls `visit` with every queue entry matching the filter, as postqueue prints them; false from `visit` stops. */
+  private async scan(filter: BulkFilter, visit: (m: PostqueueMessage) => boolean | void): Promise<void> {
     const sender = addressMatcher('sender', filter.sender);
     const recipient = addressMatcher('recipient', filter.recipient);
     const before = filter.olderThanSeconds === undefined ? null : this.clock.now() / 1000 - filter.olderThanSeconds;
     try {
-      for await (const m of readQueue(this.configDir)) {
-        if (filter.queue !== undefined && m.queue_name !== filter.queue) continue;
-        if (sender && !sender(m.sender)) continue;
-        if (recipient && !m.recipients.some((r) => recipient(r.address))) continue;
-        if (before !== null && !(m.arrival_time < before)) continue;
-        yield m;
-      }
+      await scanQueue(this.configDir, (m) => {
+        if (filter.queue !== undefined && m.queue_name !== filter.queue) return;
+        if (sender && !sender(m.sender)) return;
+        if (recipient && !m.recipients.some((r) => recipient(r.address))) return;
+        if (before !== null && !(m.arrival_time < before)) return;
+        return visit(m);
+      });
     } catch (err) {
       if (err instanceof ExecError) throw new AppError(err.kind === 'not-found' ? 'unavailable' : 'upstream', `cannot read the mail queue: ${err.message}`);
       if (err instanceof PostqueueFormatError) throw new AppError('upstream', err.message);
@@ -82,23 +82,30 @@ export class QueueService {
   async list(filter: QueueFilter, page: Page): Promise<QueuePage> {
     const items: QueueEntry[] = [];
     let total = 0;
-    for await (const m of this.matching(filter)) {
+    await this.scan(filter, (m) => {
       if (total >= page.offset && items.length < page.limit) items.push(present(m));
       total += 1;
-    }
+    });
     return { items, total, limit: page.limit, offset: page.offset };
   }
 
   /** How many messages each queue holds (for metrics and `queue counts`). */
   async counts(): Promise<QueueCounts> {
     const counts = Object.fromEntries(QUEUE_NAMES.map((n) => [n, 0])) as QueueCounts;
-    for await (const m of this.matching({})) if (m.queue_name in counts) counts[m.queue_name as QueueName] += 1;
+    await this.scan({}, (m) => {
+      if (m.queue_name in counts) counts[m.queue_name as QueueName] += 1;
+    });
     return counts;
   }
 
   private async find(id: string): Promise<PostqueueMessage | null> {
-    for await (const m of this.matching({})) if (m.queue_id === id) return m;
-    return null;
+    let found: PostqueueMessage | null = null;
+    await this.scan({}, (m) => {
+      if (m.queue_id !== id) return true;
+      found = m;
+      return false;
+    });
+    return found;
   }
 
   /** Runs one postsuper action on a batch of ids through the helper; its stderr says what was done. */
@@ -172,7 +179,9 @@ export class QueueService {
       throw validation('filter', 'give at least one of sender, recipient, older_than, queue');
     }
     const ids: string[] = [];
-    for await (const m of this.matching(filter)) ids.push(m.queue_id);
+    await this.scan(filter, (m) => {
+      ids.push(m.queue_id);
+    });
     if (opts.dryRun) return { count: ids.length };
     let count = 0;
     for (let i = 0; i < ids.length; i += QUEUE_ID_BATCH) {
