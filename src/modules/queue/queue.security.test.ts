@@ -120,6 +120,25 @@ describe('the queue API refuses bad ids and unfiltered bulk deletes before any p
     expect(ran().length).toBe(before);
   });
 
+  it('an API key needs the queue scope to change the queue (read reaches the list); a refused key runs nothing', async () => {
+    const key = async (scopes: string[]) => {
+      const r = await call(t, 'POST', '/auth/api-keys', t.basic(), { name: scopes.join('-'), scopes, expires_at: new Date(Date.now() + 86_400_000).toISOString() });
+      expect(r.status).toBe(201);
+      return `Bearer ${String(r.body.key)}`;
+    };
+    const [read, accounts, queue] = [await key(['read']), await key(['accounts']), await key(['queue'])];
+    const before = ran().length;
+    for (const k of [read, accounts]) {
+      expect((await call(t, 'DELETE', '/admin/queue/4B0A6210E3F', k)).status).toBe(403);
+      expect((await call(t, 'POST', '/admin/queue/4B0A6210E3F/hold', k)).status).toBe(403);
+      expect((await call(t, 'DELETE', '/admin/queue?sender=a@b.test', k)).status).toBe(403);
+    }
+    expect(ran().length).toBe(before);
+    expect(await call(t, 'GET', '/admin/queue', read)).toMatchObject({ status: 200, body: { total: 0 } });
+    expect(await call(t, 'DELETE', '/admin/queue/4B0A6210E3F', queue)).toMatchObject({ status: 200, body: { action: 'deleted' } });
+    expect(ran().slice(-1)).toEqual(['postsuper -c /etc/postfix-test -d 4B0A6210E3F']);
+  });
+
   it('the queue routes need the administrator; nothing runs without', async () => {
     const before = ran().length;
     for (const [method, url] of [['GET', '/admin/queue'], ['POST', '/admin/queue/4B0A6210E3F/hold'], ['DELETE', '/admin/queue/4B0A6210E3F'], ['DELETE', '/admin/queue?sender=a@b.test']] as const) {
