@@ -9,6 +9,7 @@ import { apiKeyCommands } from '../modules/api-keys/commands.js';
 import { auditCommands } from '../modules/audit/commands.js';
 import { jobCommands, progressView } from '../modules/jobs/commands.js';
 import { domainCommands } from '../modules/domains/commands.js';
+import { queueCommands } from '../modules/queue/commands.js';
 import { sendLimitCommands } from '../modules/send-limits/commands.js';
 import { runModule } from './cli-runner.js';
 
@@ -25,5 +26,7 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => aliasCommands(p, runModule((m) => m.aliases())),
   (p) => apiKeyCommands(p, runModule((m) => m.apiKeys())),
   (p) => auditCommands(p, (fn) => runModule((m) => m.audit())((a) => fn(a.service))),
+  // The queue lives in Postfix, not in the database: no schema check (the audit record still needs one).
+  (p) => queueCommands(p, runModule((m) => m.queue(), { schema: false })),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

@@ -13,6 +13,7 @@ import type { HealthModule } from '../modules/health/index.js';
 import type { MailAuthModule } from '../modules/mail-auth/index.js';
 import type { MfaModule } from '../modules/mfa/index.js';
 import type { HttpModule } from '../modules/route-types.js';
+import type { QueueModule } from '../modules/queue/index.js';
 import type { SendLimitsModule } from '../modules/send-limits/index.js';
 import type { SendFn, SmsModule } from '../modules/sms/index.js';
 
@@ -120,6 +121,9 @@ export class Modules {
   audit(): Promise<AuditModule> {
     return this.once('audit', async () => (await import('../modules/audit/index.js')).createAuditModule(this.infra));
   }
+  queue(): Promise<QueueModule> {
+    return this.once('queue', async () => (await import('../modules/queue/index.js')).createQueueModule(this.infra));
+  }
   jobs(): Promise<JobsModule> {
     return this.once('jobs', async () => (await import('../modules/jobs/index.js')).createJobsModule(this.infra));
   }
@@ -139,7 +143,7 @@ export class Modules {
   http(): Promise<HttpModule[]> {
     return Promise.all([
       this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
-      this.apiKeys(), this.audit(), this.jobs(),
+      this.apiKeys(), this.audit(), this.jobs(), this.queue(),
     ]);
   }
 

@@ -1,4 +1,5 @@
 import { normalizeAddress } from '../shared/mail-names.js';
+import { QUEUE_ID_BATCH, parseQueueIdList } from '../shared/queue-id.js';
 import type { HelperSettings } from '../config/helper-settings.js';
 
 /** The helper's own settings that actions read (paths and config dirs; never from a caller). */
@@ -33,6 +34,23 @@ function oneOf<T extends string>(name: string, values: readonly T[]): Param {
 export const DAEMONS = ['postfix', 'dovecot', 'fail2ban', 'rspamd'] as const;
 export type Daemon = (typeof DAEMONS)[number];
 
+/** 1 to QUEUE_ID_BATCH Postfix queue ids, comma-separated, each checked by the validator the API uses. */
+const queueIds: Param = { name: 'ids', validate: parseQueueIdList };
+
+/** postsuper with one flag per id: `-c DIR -h ID1 -h ID2 …` (no queue name: every queue is searched). */
+const postsuper = (flag: string) => (args: readonly string[], cfg: HelperConfig): Command => ({
+  file: 'postsuper',
+  args: ['-c', cfg.postfixConfigDir, ...(args[0] ?? '').split(',').flatMap((id) => [flag, id])],
+});
+
+/** What postsuper does per flag; it reports its count on stderr ("postsuper: Deleted: 2 messages"), exit 0 even for none. */
+const POSTSUPER: readonly [string, string, string][] = [
+  ['postsuper-hold', '-h', 'put messages on hold'],
+  ['postsuper-release', '-H', 'release messages from hold'],
+  ['postsuper-delete', '-d', 'delete messages (silently: no notice to the sender)'],
+  ['postsuper-expire', '-f', 'expire messages and release them from hold: the queue manager returns them to their senders'],
+];
+
 const dovecotConf = (cfg: HelperConfig): string[] => (cfg.dovecotConfig ? ['-c', cfg.dovecotConfig] : []);
 
 const RELOAD: Record<Daemon, (cfg: HelperConfig) => Command> = {
@@ -66,4 +84,8 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
       command: ([daemon], cfg) => RELOAD[daemon as Daemon](cfg),
     },
   ],
+  ...POSTSUPER.map(([name, flag, what]): [string, ActionSpec] => [
+    name,
+    { summary: `postsuper ${flag}: ${what}; <ids> is 1 to ${QUEUE_ID_BATCH} queue ids, comma-separated`, params: [queueIds], command: postsuper(flag) },
+  ]),
 ]);

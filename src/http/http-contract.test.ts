@@ -37,6 +37,8 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'POST /aliases', 'GET /aliases', 'GET /aliases/{alias}', 'DELETE /aliases/{alias}',
         'GET /admin/audit', 'GET /admin/jobs/{id}', 'POST /admin/jobs/sample',
         'POST /auth/mfa/recovery-codes', 'POST /auth/api-keys', 'GET /auth/api-keys', 'DELETE /auth/api-keys/{id}',
+        'GET /admin/queue', 'GET /admin/queue/counts', 'POST /admin/queue/{id}/hold', 'POST /admin/queue/{id}/release',
+        'DELETE /admin/queue/{id}', 'DELETE /admin/queue',
       ].sort(),
     );
     // The new routes carry their schemas: the key's body, the answer shown once, the scopes as an enum.
@@ -46,6 +48,8 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
     expect(JSON.stringify(create.responses['201'])).toContain('"key"');
     const regen = doc.paths['/auth/mfa/recovery-codes']?.post as { responses: Record<string, unknown> };
     expect(JSON.stringify(regen.responses['200'])).toContain('"recovery_codes"');
+    const queueList = doc.paths['/admin/queue']?.get as { responses: Record<string, unknown> };
+    expect(JSON.stringify(queueList.responses['200'])).toContain('"delay_reason"');
     expect(doc.components.securitySchemes).toMatchObject({ bearer: { scheme: 'bearer' }, basic: { scheme: 'basic' } });
     const login = doc.paths['/auth/login']?.post as { responses: Record<string, unknown> };
     expect(Object.keys(login.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '422', '429']));

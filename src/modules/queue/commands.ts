@@ -1,0 +1,103 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import type { Page } from '../../shared/paging.js';
+import { QUEUE_NAMES } from '../../shared/queue-id.js';
+import type { QueueName } from '../../shared/queue-id.js';
+import { CliError, output } from '../../shared/terminal/output.js';
+import { confirm, formatBytes, pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
+import { commandGroup, recordsChanges } from '../command-types.js';
+import type { Run } from '../command-types.js';
+import { durationSeconds } from './queue.service.js';
+import type { QueueService } from './queue.service.js';
+import type { QueueEntry } from './schema.js';
+
+type FilterOpts = { queue?: QueueName; sender?: string; recipient?: string };
+
+const queueName = (v: string): QueueName => {
+  if (!(QUEUE_NAMES as readonly string[]).includes(v)) throw new InvalidArgumentError(`Use one of ${QUEUE_NAMES.join(', ')}.`);
+  return v as QueueName;
+};
+
+function filterOptions(cmd: Command): Command {
+  return cmd
+    .option('--queue <name>', `only this queue: ${QUEUE_NAMES.join(', ')}`, queueName)
+    .option('--sender <address>', 'only mail from this envelope sender (any case), or @domain')
+    .option('--recipient <address>', 'only mail with this recipient (any case), or @domain');
+}
+
+const row = (e: QueueEntry): string[] => [
+  e.queue_id, e.queue_name, e.arrival_time.slice(0, 19).replace('T', ' '), formatBytes(e.message_size), e.sender,
+  e.recipients.map((r) => r.address).join(', '), e.recipients.find((r) => r.delay_reason)?.delay_reason ?? '',
+];
+
+/** A progress line on a terminal while a bulk action works through its batches. */
+const progress = (verb: string) => (done: number, total: number): void => {
+  if (process.stderr.isTTY) process.stderr.write(`\r${verb} ${done} of ${total}${done === total ? '\n' : ''}`);
+};
+
+/** `mailsvc queue list|counts|hold|release|delete`. */
+export function queueCommands(program: Command, run: Run<{ service: QueueService }>): void {
+  const queue = commandGroup(program, 'queue', 'the Postfix mail queue');
+
+  pagingOptions(filterOptions(queue.command('list').description('list the messages in the mail queue')))
+    .option('--json', 'print the messages as a JSON array')
+    .action(async (opts: FilterOpts & Page & { json?: boolean }) => {
+      const page = await run((m) => m.service.list({ queue: opts.queue, sender: opts.sender, recipient: opts.recipient }, pageOf(opts)));
+      output(opts.json, page.items, () =>
+        page.total === 0 ? 'The mail queue holds no such message.' : table(['id', 'queue', 'arrived (UTC)', 'size', 'sender', 'recipients', 'delay reason'], page.items.map(row)) + pageNote(page),
+      );
+    });
+
+  queue
+    .command('counts')
+    .description('how many messages each queue holds')
+    .option('--json', 'print the counts as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const counts = await run((m) => m.service.counts());
+      output(opts.json, counts, () => table(['queue', 'messages'], Object.entries(counts).map(([q, n]) => [q, String(n)])));
+    });
+
+  for (const [name, description, verb] of [['hold', 'put a message on hold', 'hold'], ['release', 'release a message from hold', 'release']] as const) {
+    queue
+      .command(name)
+      .description(description)
+      .argument('<queue-id>', 'the Postfix queue id (short or long form)')
+      .option('--json', 'print the result as JSON')
+      .action(async (id: string, opts: { json?: boolean }) => {
+        const done = await run((m) => m.service[verb](id));
+        output(opts.json, done, () => `Message ${done.queue_id} ${done.action}.`);
+      });
+  }
+
+  filterOptions(queue.command('delete').description('delete one message, or every message matching --sender/--recipient/--older-than/--queue'))
+    .argument('[queue-id]', 'the Postfix queue id of one message')
+    .option('--older-than <duration>', 'only mail that arrived longer ago than this (seconds, or 30m, 4h, 2d, 1w)')
+    .option('--bounce', 'return the messages to their senders with a non-delivery notice instead of dropping them')
+    .option('--dry-run', 'only count the matching messages')
+    .option('--yes', 'do not ask before a bulk delete')
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string | undefined, opts: FilterOpts & { olderThan?: string; bounce?: boolean; dryRun?: boolean; yes?: boolean; json?: boolean }) => {
+      const verb = opts.bounce ? 'returned to sender' : 'deleted';
+      if (id !== undefined) {
+        if (opts.sender !== undefined || opts.recipient !== undefined || opts.olderThan !== undefined || opts.queue !== undefined || opts.dryRun) {
+          throw new CliError('give a queue id or filters (--sender, --recipient, --older-than, --queue), not both', 2);
+        }
+        const done = await run((m) => m.service.delete(id, { bounce: opts.bounce === true }));
+        output(opts.json, done, () => `Message ${done.queue_id} ${verb}.`);
+        return;
+      }
+      const filter = {
+        queue: opts.queue, sender: opts.sender, recipient: opts.recipient,
+        olderThanSeconds: opts.olderThan === undefined ? undefined : durationSeconds('--older-than', opts.olderThan),
+      };
+      const result = await run(async (m) => {
+        const { count } = await m.service.deleteMatching(filter, { dryRun: true });
+        if (opts.dryRun || count === 0) return { count, dryRun: true };
+        process.stderr.write(`${count} message(s) match.\n`);
+        await confirm(opts.yes, `${opts.bounce ? 'Return' : 'Delete'} these ${count} message(s)?`, `${count} message(s) match; nothing was ${verb}`);
+        return { ...(await m.service.deleteMatching(filter, { bounce: opts.bounce === true, onProgress: progress(opts.bounce ? 'returned' : 'deleted') })), dryRun: false };
+      });
+      output(opts.json, { count: result.count }, () => (result.dryRun ? `${result.count} message(s) match; nothing changed.` : `${result.count} message(s) ${verb}.`));
+    });
+  recordsChanges(program, ['queue hold', 'queue release', 'queue delete']);
+}

@@ -1,0 +1,204 @@
+import { ExecError } from '../../adapters/exec.js';
+import { PostqueueFormatError, flushQueue, postsuperCount, postsuperIds, scanQueue, scheduleNow } from '../../adapters/postfix/postqueue.js';
+import type { PostqueueMessage } from '../../adapters/postfix/postqueue.js';
+import type { HelperClient } from '../../adapters/helper-client.js';
+import type { Clock } from '../../shared/clock.js';
+import { AppError } from '../../shared/errors.js';
+import type { Page } from '../../shared/paging.js';
+import { QUEUE_ID_BATCH, QUEUE_NAMES, QueueIdError, parseQueueId } from '../../shared/queue-id.js';
+import type { QueueName } from '../../shared/queue-id.js';
+import type { QueueAction, QueueCount, QueueCounts, QueueEntry, QueuePage } from './schema.js';
+
+export type QueueFilter = { queue?: QueueName | undefined; sender?: string | undefined; recipient?: string | undefined };
+export type BulkFilter = QueueFilter & { olderThanSeconds?: number | undefined };
+export type BulkOptions = { dryRun?: boolean; bounce?: boolean; onProgress?: (done: number, total: number) => void };
+
+/** Above this many bounced messages one `postqueue -f` replaces a `postqueue -i` per message. */
+const SCHEDULE_EACH_MAX = 50;
+
+const validation = (field: string, detail: string): AppError => new AppError('validation', `${field}: ${detail}`, { errors: [{ path: `/${field}`, message: detail }] });
+
+/** The id, or a 422 naming the field: nothing runs with an id that is not a Postfix queue id. */
+export function queueIdOf(raw: string): string {
+  try {
+    return parseQueueId(raw);
+  } catch (err) {
+    if (err instanceof QueueIdError) throw validation('queue_id', err.message);
+    throw err;
+  }
+}
+
+/** A sender/recipient filter: the whole address (any case), or `@domain` for a domain's addresses. */
+function addressMatcher(field: string, raw: string | undefined): ((address: string) => boolean) | null {
+  if (raw === undefined) return null;
+  const want = raw.trim().toLowerCase();
+  if (want === '' || want.length > 320 || /\s/.test(want) || [...want].some((c) => c.charCodeAt(0) < 0x20)) throw validation(field, 'give an address, or @domain');
+  return want.startsWith('@') ? (a) => a.toLowerCase().endsWith(want) : (a) => a.toLowerCase() === want;
+}
+
+function present(m: PostqueueMessage): QueueEntry {
+  return {
+    queue_id: m.queue_id,
+    queue_name: (QUEUE_NAMES as readonly string[]).includes(m.queue_name) ? (m.queue_name as QueueName) : 'incoming',
+    arrival_time: new Date(m.arrival_time * 1000).toISOString(),
+    message_size: m.message_size,
+    sender: m.sender,
+    recipients: m.recipients.map((r) => ({ address: r.address, delay_reason: r.delay_reason ?? null })),
+  };
+}
+
+/**
+ * The Postfix mail queue: read with `postqueue -j` (no root needed), changed
+ * with `postsuper` through the privileged helper. Filtering and paging happen
+ * while postqueue's output streams in, so memory does not grow with the queue.
+ */
+export class QueueService {
+  constructor(
+    private readonly configDir: string,
+    private readonly helper: HelperClient,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Calls `visit` with every queue entry matching the filter, as postqueue prints them; false from `visit` stops. */
+  private async scan(filter: BulkFilter, visit: (m: PostqueueMessage) => boolean | void): Promise<void> {
+    const sender = addressMatcher('sender', filter.sender);
+    const recipient = addressMatcher('recipient', filter.recipient);
+    const before = filter.olderThanSeconds === undefined ? null : this.clock.now() / 1000 - filter.olderThanSeconds;
+    try {
+      await scanQueue(this.configDir, (m) => {
+        if (filter.queue !== undefined && m.queue_name !== filter.queue) return;
+        if (sender && !sender(m.sender)) return;
+        if (recipient && !m.recipients.some((r) => recipient(r.address))) return;
+        if (before !== null && !(m.arrival_time < before)) return;
+        return visit(m);
+      });
+    } catch (err) {
+      if (err instanceof ExecError) throw new AppError(err.kind === 'not-found' ? 'unavailable' : 'upstream', `cannot read the mail queue: ${err.message}`);
+      if (err instanceof PostqueueFormatError) throw new AppError('upstream', err.message);
+      throw err;
+    }
+  }
+
+  async list(filter: QueueFilter, page: Page): Promise<QueuePage> {
+    const items: QueueEntry[] = [];
+    let total = 0;
+    await this.scan(filter, (m) => {
+      if (total >= page.offset && items.length < page.limit) items.push(present(m));
+      total += 1;
+    });
+    return { items, total, limit: page.limit, offset: page.offset };
+  }
+
+  /** How many messages each queue holds (for metrics and `queue counts`). */
+  async counts(): Promise<QueueCounts> {
+    const counts = Object.fromEntries(QUEUE_NAMES.map((n) => [n, 0])) as QueueCounts;
+    await this.scan({}, (m) => {
+      if (m.queue_name in counts) counts[m.queue_name as QueueName] += 1;
+    });
+    return counts;
+  }
+
+  private async find(id: string): Promise<PostqueueMessage | null> {
+    let found: PostqueueMessage | null = null;
+    await this.scan({}, (m) => {
+      if (m.queue_id !== id) return true;
+      found = m;
+      return false;
+    });
+    return found;
+  }
+
+  /** Runs one postsuper action on a batch of ids through the helper; its stderr says what was done. */
+  private async postsuper(action: string, ids: readonly string[]): Promise<string> {
+    return (await this.helper.run(action, [ids.join(',')])).stderr;
+  }
+
+  /** postsuper's count for one action; a postsuper that does not report one is not trusted. */
+  private async counted(action: string, ids: readonly string[], label: Parameters<typeof postsuperCount>[1]): Promise<number> {
+    const n = postsuperCount(await this.postsuper(action, ids), label);
+    if (n === null) throw new AppError('upstream', `postsuper did not report how many messages it changed ("${label}: N messages")`);
+    return n;
+  }
+
+  /** When postsuper did nothing: the id is not in the queue (404), or it is but in the wrong state (409). */
+  private async nothingDone(id: string, conflict: (m: PostqueueMessage) => string | null): Promise<never> {
+    const m = await this.find(id);
+    const why = m ? conflict(m) : null;
+    if (why) throw new AppError('conflict', why);
+    throw new AppError('not_found', `no message ${id} in the mail queue`);
+  }
+
+  async hold(rawId: string): Promise<QueueAction> {
+    const id = queueIdOf(rawId);
+    if ((await this.counted('postsuper-hold', [id], 'Placed on hold')) === 0) {
+      await this.nothingDone(id, (m) => (m.queue_name === 'hold' ? `message ${id} is already on hold` : null));
+    }
+    return { queue_id: id, action: 'held' };
+  }
+
+  async release(rawId: string): Promise<QueueAction> {
+    const id = queueIdOf(rawId);
+    if ((await this.counted('postsuper-release', [id], 'Released from hold')) === 0) {
+      await this.nothingDone(id, (m) => `message ${id} is not on hold (it is in the ${m.queue_name} queue)`);
+    }
+    return { queue_id: id, action: 'released' };
+  }
+
+  /** Drops the message without a word to its sender; with `bounce`, returns it to the sender instead. */
+  async delete(rawId: string, opts: { bounce?: boolean } = {}): Promise<QueueAction> {
+    const id = queueIdOf(rawId);
+    if (opts.bounce) {
+      // postsuper -f on a message that is already expired reports nothing: look the message up instead.
+      if (!(await this.find(id))) throw new AppError('not_found', `no message ${id} in the mail queue`);
+      await this.bounce([id]);
+      return { queue_id: id, action: 'bounced' };
+    }
+    if ((await this.counted('postsuper-delete', [id], 'Deleted')) === 0) await this.nothingDone(id, () => null);
+    return { queue_id: id, action: 'deleted' };
+  }
+
+  /**
+   * Postfix has no "bounce this message" command. `postsuper -f` marks it
+   * expired (and releases it from hold); at its next delivery attempt the
+   * queue manager returns it to the sender with a non-delivery notice.
+   * `postqueue -i` makes that attempt now rather than at the next queue run.
+   */
+  private async bounce(ids: readonly string[]): Promise<number> {
+    const done = postsuperIds(await this.postsuper('postsuper-expire', ids));
+    if (ids.length <= SCHEDULE_EACH_MAX) for (const id of ids) await scheduleNow(this.configDir, id).catch(() => undefined);
+    return done.size;
+  }
+
+  /**
+   * Deletes (or bounces) every message matching the filter, in batches; a dry
+   * run counts them. At least one filter is required: emptying the whole
+   * queue takes `postsuper -d ALL` on the host, on purpose.
+   */
+  async deleteMatching(filter: BulkFilter, opts: BulkOptions = {}): Promise<QueueCount> {
+    if (filter.queue === undefined && filter.sender === undefined && filter.recipient === undefined && filter.olderThanSeconds === undefined) {
+      throw validation('filter', 'give at least one of sender, recipient, older_than, queue');
+    }
+    const ids: string[] = [];
+    await this.scan(filter, (m) => {
+      ids.push(m.queue_id);
+    });
+    if (opts.dryRun) return { count: ids.length };
+    let count = 0;
+    for (let i = 0; i < ids.length; i += QUEUE_ID_BATCH) {
+      const batch = ids.slice(i, i + QUEUE_ID_BATCH);
+      count += opts.bounce ? await this.bounce(batch) : await this.counted('postsuper-delete', batch, 'Deleted');
+      opts.onProgress?.(Math.min(i + QUEUE_ID_BATCH, ids.length), ids.length);
+    }
+    if (opts.bounce && ids.length > SCHEDULE_EACH_MAX) await flushQueue(this.configDir).catch(() => undefined);
+    return { count };
+  }
+}
+
+const UNIT: Record<string, number> = { '': 1, s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
+
+/** `older_than`: seconds, or a number with s, m, h, d or w. */
+export function durationSeconds(field: string, raw: string): number {
+  const m = /^(\d{1,9})([smhdw]?)$/.exec(raw.trim());
+  if (!m) throw validation(field, 'use seconds or a duration such as 30m, 4h, 2d, 1w');
+  return Number(m[1]) * (UNIT[m[2] ?? ''] ?? 1);
+}

@@ -1,0 +1,64 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ADMIN_SECURITY as security } from '../route-types.js';
+import type { RouteKit } from '../route-types.js';
+import { pageOf } from '../paging.schema.js';
+import { BounceQuery, QueueActionSchema, QueueBulkQuery, QueueCountSchema, QueueCountsSchema, QueueIdParam, QueueListQuery, QueuePageSchema } from './schema.js';
+import { durationSeconds } from './queue.service.js';
+import type { QueueService } from './queue.service.js';
+
+export function queueRoutes(app: FastifyInstance, queue: QueueService, { hooks, errors }: RouteKit): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['queue'];
+  const config = { scope: 'queue' as const };
+  r.get('/admin/queue', {
+    onRequest: hooks.admin,
+    config,
+    schema: {
+      tags, security, summary: 'List the mail queue, filtered by queue, sender or recipient (an address, or @domain)',
+      querystring: QueueListQuery, response: { 200: QueuePageSchema, ...errors(400, 401, 403, 422, 502, 503) },
+    },
+    handler: (req) => queue.list({ queue: req.query.queue, sender: req.query.sender, recipient: req.query.recipient }, pageOf(req.query)),
+  });
+  r.get('/admin/queue/counts', {
+    onRequest: hooks.admin,
+    config,
+    schema: { tags, security, summary: 'How many messages each queue holds', response: { 200: QueueCountsSchema, ...errors(401, 403, 502, 503) } },
+    handler: () => queue.counts(),
+  });
+  r.post('/admin/queue/:id/hold', {
+    onRequest: hooks.admin,
+    config,
+    schema: { tags, security, summary: 'Put a message on hold', params: QueueIdParam, response: { 200: QueueActionSchema, ...errors(400, 401, 403, 404, 409, 422, 502, 503) } },
+    handler: (req) => queue.hold(req.params.id),
+  });
+  r.post('/admin/queue/:id/release', {
+    onRequest: hooks.admin,
+    config,
+    schema: { tags, security, summary: 'Release a message from hold', params: QueueIdParam, response: { 200: QueueActionSchema, ...errors(400, 401, 403, 404, 409, 422, 502, 503) } },
+    handler: (req) => queue.release(req.params.id),
+  });
+  r.delete('/admin/queue/:id', {
+    onRequest: hooks.admin,
+    config,
+    schema: {
+      tags, security, summary: 'Delete a message silently, or with bounce=true return it to its sender',
+      params: QueueIdParam, querystring: BounceQuery, response: { 200: QueueActionSchema, ...errors(400, 401, 403, 404, 422, 502, 503) },
+    },
+    handler: (req) => queue.delete(req.params.id, { bounce: req.query.bounce === 'true' }),
+  });
+  r.delete('/admin/queue', {
+    onRequest: hooks.admin,
+    config,
+    schema: {
+      tags, security,
+      summary: 'Delete (or with bounce=true return to their senders) every message matching the filter; dry_run=true only counts them',
+      querystring: QueueBulkQuery, response: { 200: QueueCountSchema, ...errors(400, 401, 403, 422, 502, 503) },
+    },
+    handler: (req) => {
+      const q = req.query;
+      const filter = { queue: q.queue, sender: q.sender, recipient: q.recipient, olderThanSeconds: q.older_than === undefined ? undefined : durationSeconds('older_than', q.older_than) };
+      return queue.deleteMatching(filter, { dryRun: q.dry_run === 'true', bounce: q.bounce === 'true' });
+    },
+  });
+}
