@@ -49,21 +49,31 @@ export function renderMainCf(current: string, values: LimitValues, mailbox: Post
   return setMainCfParams(current, postfixParams(values, mailbox));
 }
 
-/** Top-level `key = value;` lines of a UCL file replaced, else appended; nested blocks are left alone. */
-export function setUclKeys(text: string, keys: Readonly<Record<string, string>>): string {
-  const lines = text === '' ? [] : text.replace(/\n$/, '').split('\n');
-  const depthAt: number[] = [];
+/** The brace depth at the start of each line (comments ignored). */
+function depths(lines: readonly string[]): number[] {
+  const at: number[] = [];
   let depth = 0;
   for (const l of lines) {
-    depthAt.push(depth);
+    at.push(depth);
     const code = l.replace(/#.*$/, '');
     depth += (code.match(/{/g) ?? []).length - (code.match(/}/g) ?? []).length;
   }
+  return at;
+}
+
+const topLevelIndex = (lines: readonly string[], key: string): number => {
+  const at = depths(lines);
+  return lines.findIndex((l, i) => at[i] === 0 && new RegExp(`^\\s*${escape(key)}\\s*=`).test(l));
+};
+
+/** Top-level `key = value;` lines of a UCL file replaced, else appended; nested blocks are left alone. */
+export function setUclKeys(text: string, keys: Readonly<Record<string, string>>): string {
+  const lines = text === '' ? [] : text.replace(/\n$/, '').split('\n');
   for (const [key, value] of Object.entries(keys)) {
     const line = `${key} = ${value};`;
-    const at = lines.findIndex((l, i) => depthAt[i] === 0 && new RegExp(`^\\s*${escape(key)}\\s*=`).test(l));
-    if (at < 0) lines.push(line);
-    else lines[at] = line;
+    const i = topLevelIndex(lines, key);
+    if (i < 0) lines.push(line);
+    else lines[i] = line;
   }
   return `${lines.join('\n')}\n`;
 }
@@ -91,8 +101,10 @@ export function renderRspamd(current: RspamdFiles, values: LimitValues): RspamdF
 
 /** A top-level `key = value;` of UCL text, as written by `setUclKeys`; null when absent. */
 export function readUclKey(text: string, key: string): string | null {
-  const m = new RegExp(`^\\s*${escape(key)}\\s*=\\s*([^;#\\n]+?)\\s*;?\\s*(#.*)?$`, 'm').exec(text);
-  return m?.[1] ?? null;
+  const lines = text.split('\n');
+  const line = lines[topLevelIndex(lines, key)];
+  if (line === undefined) return null;
+  return /=\s*([^;#]+?)\s*;?\s*(#.*)?$/.exec(line)?.[1] ?? null;
 }
 
 /**
