@@ -39,6 +39,7 @@ describe.skipIf(!havePostfix)('mailsvc limits', () => {
       MAILSVC_POSTFIX_CONFIG_DIR: postfix,
       // Not present here: skipped.
       MAILSVC_RSPAMD_LOCAL_DIR: join(dir, 'no-rspamd/local.d'),
+      MAILSVC_DOVECOT_CONFIG: join(dir, 'no-dovecot/dovecot.conf'),
       MAILSVC_FAIL2BAN_CONFIG_DIR: join(dir, 'no-fail2ban'),
       MAILSVC_FAIL2BAN_SOCKET: join(dir, 'no-fail2ban.sock'),
       MAILSVC_SMTP_RECIPIENT_LIMIT: '300',
@@ -76,7 +77,7 @@ describe.skipIf(!havePostfix)('mailsvc limits', () => {
     expectOk(apply);
     console.log(`[measure] mailsvc limits apply --json, end to end (node start, DB, postfix check, skips): ${elapsed} ms`);
     const report = json(apply) as { daemons: { daemon: string; status: string; reloaded: boolean }[] };
-    expect(report.daemons.map((d) => [d.daemon, d.status, d.reloaded])).toEqual([['postfix', 'changed', false], ['rspamd', 'skipped', false], ['fail2ban', 'skipped', false]]);
+    expect(report.daemons.map((d) => [d.daemon, d.status, d.reloaded])).toEqual([['postfix', 'changed', false], ['rspamd', 'skipped', false], ['dovecot', 'skipped', false], ['fail2ban', 'skipped', false]]);
     expect(readFileSync(join(postfix, 'main.cf'), 'utf8')).toContain('message_size_limit = 20971520\n');
     const after = JSON.parse((await cli(['limits', 'show', '--json'])).stdout) as { key: string; drift: boolean }[];
     expect(after.filter((r) => r.drift)).toEqual([]);

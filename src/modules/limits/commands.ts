@@ -53,10 +53,10 @@ export function limitCommands(program: Command, run: Run<Deps>): void {
 
   limits
     .command('apply')
-    .description('render Postfix, Rspamd and fail2ban with the limits, check each, reload the running ones; any failure restores every file')
+    .description('render Postfix, Rspamd, Dovecot and fail2ban with the limits, check each, reload the running ones; any failure restores every file')
     .option('--json', 'print the report as JSON')
     .action(async (opts: { json?: boolean }) => {
-      if (!opts.json) process.stderr.write('Rendering and checking Postfix, Rspamd and fail2ban…\n');
+      if (!opts.json) process.stderr.write('Rendering and checking Postfix, Rspamd, Dovecot and fail2ban…\n');
       const report = await run((m) => m.apply());
       output(opts.json, report, () => applied(report));
     });

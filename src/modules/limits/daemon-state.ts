@@ -2,12 +2,12 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../adapters/exec.js';
 import type { RunFn } from '../../adapters/config-applier/index.js';
-import { FAIL2BAN_JAILS, FAIL2BAN_SECTION } from '../../shared/limit-keys.js';
+import { FAIL2BAN_JAILS, FAIL2BAN_SECTION, limitSpec, parseLimitValue } from '../../shared/limit-keys.js';
 import { readUclKey } from './limit-render.js';
 import type { PostfixMailboxLimits } from './limit-render.js';
 
 /** Where the daemons keep the files the limits render to (the helper's settings: environment only). */
-export type LimitsPaths = { postfixDir: string; rspamdLocalDir: string; fail2banDir: string; fail2banSocket: string };
+export type LimitsPaths = { postfixDir: string; rspamdLocalDir: string; dovecotConfig: string; fail2banDir: string; fail2banSocket: string };
 
 const POSTFIX_PARAMS = ['message_size_limit', 'smtpd_recipient_limit', 'smtpd_client_connection_rate_limit', 'mailbox_size_limit', 'virtual_mailbox_limit'] as const;
 export type PostfixInForce = Record<(typeof POSTFIX_PARAMS)[number], number>;
@@ -67,6 +67,20 @@ export class DaemonState {
     };
   }
 
+  /** Dovecot's `quota_max_mail_size` (`doveconf -h`); null without a configuration or the setting. */
+  async dovecot(): Promise<number | null> {
+    if (!existsSync(this.paths.dovecotConfig)) return null;
+    const r = await this.exec('doveconf', ['-c', this.paths.dovecotConfig, '-h', 'plugin/quota_max_mail_size'], { timeoutMs: 10_000 }).catch(() => null);
+    const text = r && r.code === 0 ? r.stdout.trim() : '';
+    const spec = limitSpec('message-size-limit');
+    if (text === '' || !spec) return null;
+    try {
+      return parseLimitValue({ ...spec, min: 0, max: Number.MAX_SAFE_INTEGER }, text);
+    } catch {
+      return null;
+    }
+  }
+
   /** `fail2ban-client get <jail> maxretry|findtime|bantime` of the running server; null when it is not running. */
   async fail2ban(): Promise<Record<string, number | null> | null> {
     if (!isSocket(this.paths.fail2banSocket)) return null;
@@ -83,10 +97,25 @@ export class DaemonState {
   }
 
   /** Which daemons run now (only those are reloaded after an apply). */
-  async running(daemon: 'postfix' | 'rspamd' | 'fail2ban'): Promise<boolean> {
+  async running(daemon: 'postfix' | 'rspamd' | 'dovecot' | 'fail2ban'): Promise<boolean> {
     if (daemon === 'fail2ban') return isSocket(this.paths.fail2banSocket);
+    if (daemon === 'dovecot') return this.dovecotRunning();
     const [file, args] = daemon === 'postfix' ? ['postfix', ['-c', this.paths.postfixDir, 'status']] as const : ['systemctl', ['is-active', '--quiet', 'rspamd.service']] as const;
     const r = await this.exec(file, args, { timeoutMs: 10_000 }).catch(() => null);
     return r?.code === 0;
+  }
+
+  /** The master process named in `<base_dir>/master.pid` is alive. */
+  private async dovecotRunning(): Promise<boolean> {
+    const r = await this.exec('doveconf', ['-c', this.paths.dovecotConfig, '-h', 'base_dir'], { timeoutMs: 10_000 }).catch(() => null);
+    if (!r || r.code !== 0) return false;
+    const pid = Number(readText(join(r.stdout.trim(), 'master.pid')).trim());
+    if (!Number.isInteger(pid) || pid <= 0) return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
   }
 }

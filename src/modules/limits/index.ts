@@ -30,7 +30,13 @@ export function createLimitsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings
   const { settings } = infra;
   const service = new LimitsService(new LimitRepository(infra.db), settings.limitDefaults, infra.clock, deps.onChanged);
   const h = settings.helper;
-  const paths: LimitsPaths = { postfixDir: h.postfixConfigDir, rspamdLocalDir: h.rspamdLocalDir, fail2banDir: h.fail2banConfigDir, fail2banSocket: h.fail2banSocket };
+  const paths: LimitsPaths = {
+    postfixDir: h.postfixConfigDir,
+    rspamdLocalDir: h.rspamdLocalDir,
+    dovecotConfig: h.dovecotConfig ?? '/etc/dovecot/dovecot.conf',
+    fail2banDir: h.fail2banConfigDir,
+    fail2banSocket: h.fail2banSocket,
+  };
   const state = new DaemonState(paths);
   const reloader: DaemonReloader = deps.reloader ?? { reload: async (daemon) => void (await infra.helper.run('reload', [daemon])) };
   const applier = new LimitsApplier(state, reloader, deps.host, deps.checkers);

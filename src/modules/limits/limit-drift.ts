@@ -5,14 +5,15 @@ import type { LimitRow } from './schema.js';
 
 /**
  * Each limit beside what is really in force: Postfix through postconf, fail2ban
- * through the running server, Rspamd through its local.d files. A limit the
+ * through the running server, Rspamd through its local.d files, Dovecot
+ * through doveconf. A limit the
  * service itself reads is in force as stored. Drift: a value read differs.
  */
 export async function limitRows(values: LimitValues, defaults: LimitValues, state: DaemonState): Promise<LimitRow[]> {
-  const [postfix, fail2ban] = await Promise.all([state.postfix(), state.fail2ban()]);
+  const [postfix, dovecot, fail2ban] = await Promise.all([state.postfix(), state.dovecot(), state.fail2ban()]);
   const rspamd = state.rspamd();
   const readings: Record<string, (number | null | undefined)[]> = {
-    'message-size-limit': [postfix?.message_size_limit, rspamd?.max_message],
+    'message-size-limit': [postfix?.message_size_limit, rspamd?.max_message, dovecot],
     'smtp-recipient-limit': [postfix?.smtpd_recipient_limit],
     'postfix-client-connection-rate-limit': [postfix?.smtpd_client_connection_rate_limit],
     'spam-score-add-header': [rspamd?.add_header],

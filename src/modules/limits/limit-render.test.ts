@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LIMITS, LIMIT_KEYS, limitDefaults, limitSetting, limitSpec, parseLimitValue } from '../../shared/limit-keys.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
 import { SEND_RATE_WINDOWS, sendRateLimitKey } from '../../shared/send-rate.js';
-import { postfixParams, readUclKey, renderJailThresholds, renderMainCf, renderRspamd, setMainCfParams, setUclKeys } from './limit-render.js';
+import { postfixParams, readUclKey, renderDovecot, renderJailThresholds, renderMainCf, renderRspamd, setMainCfParams, setUclKeys } from './limit-render.js';
 
 const DEFAULTS: LimitValues = Object.fromEntries(LIMITS.map((l) => [l.key, l.default]));
 const spec = (key: string) => {
@@ -91,6 +91,12 @@ describe('renders', () => {
     expect(readUclKey(out['options.inc'], 'max_message')).toBe('1048576');
     expect(readUclKey('x {\n  reject = 1;\n}\n', 'reject')).toBeNull();
     expect(readUclKey(setUclKeys('', { reject: '15' }), 'reject')).toBe('15');
+  });
+
+  it('Dovecot: quota_max_mail_size in the plugin section, the message size limit in bytes', () => {
+    expect(renderDovecot({ ...DEFAULTS, 'message-size-limit': 2_097_152 })).toBe(
+      '# Written by `mailsvc limits apply` from the limit message-size-limit; change it there.\nplugin {\n  quota_max_mail_size = 2097152\n}\n',
+    );
   });
 
   it('fail2ban: every jail section (nginx is nginx-http-auth) with its three thresholds in seconds, enabling nothing', () => {

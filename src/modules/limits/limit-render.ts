@@ -107,6 +107,11 @@ export function readUclKey(text: string, key: string): string | null {
   return /=\s*([^;#]+?)\s*;?\s*(#.*)?$/.exec(line)?.[1] ?? null;
 }
 
+/** Dovecot `conf.d/99-mailsvc-limits.conf` (mailsvc's own file): the largest message IMAP APPEND and LMTP take, with the quota plugin. */
+export function renderDovecot(values: LimitValues): string {
+  return ['# Written by `mailsvc limits apply` from the limit message-size-limit; change it there.', 'plugin {', `  quota_max_mail_size = ${values['message-size-limit']}`, '}', ''].join('\n');
+}
+
 /**
  * fail2ban `jail.d/mailsvc-limits.local`: maxretry, findtime and bantime of
  * each jail (seconds). It enables nothing: a jail not enabled elsewhere stays off.

@@ -6,11 +6,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { skipNotice } from '../../../test/helpers/services.js';
 import { LIMITS } from '../../shared/limit-keys.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
+import { dovecotChecker } from '../../adapters/config-applier/index.js';
 import type { DaemonReloader } from '../../adapters/config-applier/index.js';
 import { DaemonState } from './daemon-state.js';
 import type { LimitsPaths } from './daemon-state.js';
 import { limitRows } from './limit-drift.js';
 import { LimitsApplier } from './limits-apply.js';
+import { renderDovecot } from './limit-render.js';
 
 /** `limits apply` on temp copies of the Debian configurations, judged by the daemons' own checkers. */
 function has(cmd: string, args: string[]): boolean {
@@ -21,9 +23,9 @@ function has(cmd: string, args: string[]): boolean {
     return false;
   }
 }
-const tools = { postfix: has('postconf', ['-d', 'mail_version']), rspamd: has('rspamadm', ['--version']), fail2ban: has('fail2ban-client', ['--version']) };
+const tools = { postfix: has('postconf', ['-d', 'mail_version']), rspamd: has('rspamadm', ['--version']), dovecot: has('doveconf', ['-d', 'base_dir']), fail2ban: has('fail2ban-client', ['--version']) };
 for (const [tool, ok] of Object.entries(tools)) if (!ok) skipNotice(`${tool} (Debian package)`, 'not installed');
-const all = tools.postfix && tools.rspamd && tools.fail2ban;
+const all = tools.postfix && tools.rspamd && tools.dovecot && tools.fail2ban;
 
 const DEFAULTS: LimitValues = Object.fromEntries(LIMITS.map((l) => [l.key, l.default]));
 const values = (over: Record<string, number> = {}): LimitValues => ({ ...DEFAULTS, ...over });
@@ -49,7 +51,7 @@ class RunningState extends DaemonState {
   }
 }
 
-describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest and fail2ban-client -t', () => {
+describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest, doveconf and fail2ban-client -t', () => {
   let dir: string;
   let paths: LimitsPaths;
   let reloads: string[];
@@ -59,13 +61,20 @@ describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest a
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'mailsvc-limits-'));
     reloads = [];
-    paths = { postfixDir: join(dir, 'postfix'), rspamdLocalDir: join(dir, 'rspamd/local.d'), fail2banDir: join(dir, 'fail2ban'), fail2banSocket: join(dir, 'f2b.sock') };
+    paths = {
+      postfixDir: join(dir, 'postfix'),
+      rspamdLocalDir: join(dir, 'rspamd/local.d'),
+      dovecotConfig: join(dir, 'dovecot/dovecot.conf'),
+      fail2banDir: join(dir, 'fail2ban'),
+      fail2banSocket: join(dir, 'f2b.sock'),
+    };
     cpSync('/etc/postfix', paths.postfixDir, { recursive: true, filter: (s) => !s.endsWith('/sasl') });
     // An administrator's main.cf: its other settings must survive; the default mailbox limit is below 50 MiB.
     writeFileSync(join(paths.postfixDir, 'main.cf'), 'compatibility_level = 3.6\nmyhostname = mail.example.org\nmessage_size_limit = 10240000\nsmtpd_recipient_limit =\n    77\n');
     chmodSync(join(paths.postfixDir, 'main.cf'), 0o644);
     cpSync('/etc/rspamd', join(dir, 'rspamd'), { recursive: true });
     writeFileSync(join(paths.rspamdLocalDir, 'options.inc'), 'dns {\n  timeout = 2s;\n}\n');
+    cpSync('/etc/dovecot', join(dir, 'dovecot'), { recursive: true });
     cpSync('/etc/fail2ban', paths.fail2banDir, { recursive: true });
     // Debian's defaults enable sshd, whose log does not exist here: start from the mailsvc jail only.
     for (const n of readdirSync(join(paths.fail2banDir, 'jail.d'))) rmSync(join(paths.fail2banDir, 'jail.d', n));
@@ -84,9 +93,9 @@ describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest a
 
     const started = Date.now();
     const report = await new LimitsApplier(state, reloader).apply(want);
-    console.log(`[measure] limits apply (postfix check + rspamadm configtest + fail2ban-client -t, 5 files): ${Date.now() - started} ms`);
-    expect(report.daemons.map((d) => [d.daemon, d.status, d.reloaded])).toEqual([['postfix', 'changed', true], ['rspamd', 'changed', true], ['fail2ban', 'changed', true]]);
-    expect(reloads).toEqual(['postfix', 'rspamd', 'fail2ban']);
+    console.log(`[measure] limits apply (postfix check + rspamadm configtest + doveconf + fail2ban-client -t, 6 files): ${Date.now() - started} ms`);
+    expect(report.daemons.map((d) => [d.daemon, d.status, d.reloaded])).toEqual([['postfix', 'changed', true], ['rspamd', 'changed', true], ['dovecot', 'changed', true], ['fail2ban', 'changed', true]]);
+    expect(reloads).toEqual(['postfix', 'rspamd', 'dovecot', 'fail2ban']);
 
     expect(postconf('message_size_limit', 'smtpd_recipient_limit', 'smtpd_client_connection_rate_limit', 'mailbox_size_limit', 'virtual_mailbox_limit', 'myhostname')).toEqual(
       ['62914560', '250', '30', '62914560', '62914560', 'mail.example.org'],
@@ -95,6 +104,7 @@ describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest a
     expect(local('options.inc')).toBe('dns {\n  timeout = 2s;\n}\nmax_message = 62914560;\n');
     expect(local('actions.conf')).toBe('reject = 12.5;\nadd_header = 6;\ngreylist = 4;\n');
     expect(local('greylist.conf')).toBe('timeout = 600s;\nexpire = 86400s;\n');
+    expect(execFileSync('doveconf', ['-c', paths.dovecotConfig, '-h', 'plugin/quota_max_mail_size'], { encoding: 'utf8' }).trim()).toBe('62914560');
     // fail2ban reads the thresholds: its own dump of the parsed configuration.
     const dump = execFileSync('fail2ban-client', ['-c', paths.fail2banDir, '-d'], { encoding: 'utf8' });
     expect(dump).toContain("['set', 'mailsvc-auth', 'maxretry', 3]");
@@ -107,8 +117,8 @@ describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest a
     expect((await limitRows(want, DEFAULTS, state)).filter((r) => r.drift).map((r) => [r.key, r.value, r.in_force])).toEqual([['spam-score-reject', 12.5, 20]]);
     writeFileSync(actions, 'reject = 12.5;\nadd_header = 6;\ngreylist = 4;\n');
     const again = await new LimitsApplier(state, reloader).apply(want);
-    expect(again.daemons.map((d) => d.status)).toEqual(['unchanged', 'unchanged', 'unchanged']);
-    expect(reloads).toEqual(['postfix', 'rspamd', 'fail2ban']);
+    expect(again.daemons.map((d) => d.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged']);
+    expect(reloads).toEqual(['postfix', 'rspamd', 'dovecot', 'fail2ban']);
   });
 
   it('a render the real checker refuses (an administrator\'s broken greylist.conf kept) leaves EVERY file of every daemon as it was, nothing reloaded', async () => {
@@ -128,6 +138,14 @@ describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest a
     expect(snapshot(dir)).toEqual(before);
   });
 
+  it('doveconf judges the Dovecot file on a staged copy: an unclosed section is refused, the rendered one accepted', async () => {
+    const checker = dovecotChecker(paths.dovecotConfig);
+    const path = join(dir, 'dovecot/conf.d/99-mailsvc-limits.conf');
+    expect(await checker.check([{ path, content: Buffer.from('plugin {\n  quota_max_mail_size = 1\n') }])).toMatchObject({ ok: false, detail: expect.stringMatching(/doveconf exited .*Missing '}'/) });
+    expect(await checker.check([{ path, content: Buffer.from(renderDovecot(values())) }])).toEqual({ ok: true });
+    expect(readdirSync(join(dir, 'dovecot/conf.d'))).not.toContain('99-mailsvc-limits.conf');
+  });
+
   it('a failing reload restores every file and reloads the daemons again', async () => {
     const before = snapshot(dir);
     let failed = false;
@@ -142,13 +160,13 @@ describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest a
     };
     await expect(new LimitsApplier(new RunningState(paths), flaky).apply(values({ 'smtp-recipient-limit': 9 }))).rejects.toMatchObject({ detail: expect.stringMatching(/reload of fail2ban failed/) });
     expect(snapshot(dir)).toEqual(before);
-    expect(reloads).toEqual(['postfix', 'rspamd', 'fail2ban', 'postfix', 'rspamd', 'fail2ban']);
+    expect(reloads).toEqual(['postfix', 'rspamd', 'dovecot', 'fail2ban', 'postfix', 'rspamd', 'dovecot', 'fail2ban']);
   });
 
   it('a daemon that does not run is not reloaded; a missing configuration location is skipped', async () => {
     rmSync(join(dir, 'rspamd'), { recursive: true });
     const report = await new LimitsApplier(new DaemonState(paths), reloader).apply(values());
-    expect(report.daemons.map((d) => [d.daemon, d.status, d.reloaded])).toEqual([['postfix', 'changed', false], ['fail2ban', 'changed', false], ['rspamd', 'skipped', false]]);
+    expect(report.daemons.map((d) => [d.daemon, d.status, d.reloaded])).toEqual([['postfix', 'changed', false], ['dovecot', 'changed', false], ['fail2ban', 'changed', false], ['rspamd', 'skipped', false]]);
     expect(reloads).toEqual([]);
   });
 });

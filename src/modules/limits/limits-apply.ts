@@ -1,24 +1,24 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { LocalFileHost, applyConfig, fail2banChecker, postfixChecker, rspamdChecker } from '../../adapters/config-applier/index.js';
+import { LocalFileHost, applyConfig, dovecotChecker, fail2banChecker, postfixChecker, rspamdChecker } from '../../adapters/config-applier/index.js';
 import type { ApplyUnit, ConfigChecker, ConfigFileHost, DaemonReloader, RenderedFile } from '../../adapters/config-applier/index.js';
 import { AppError } from '../../shared/errors.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
 import type { DaemonState } from './daemon-state.js';
-import { renderJailThresholds, renderMainCf, renderRspamd } from './limit-render.js';
+import { renderDovecot, renderJailThresholds, renderMainCf, renderRspamd } from './limit-render.js';
 import type { RspamdFiles } from './limit-render.js';
 import type { ApplyReport, DaemonOutcome } from './schema.js';
 
-type Daemon = 'postfix' | 'rspamd' | 'fail2ban';
+type Daemon = 'postfix' | 'rspamd' | 'dovecot' | 'fail2ban';
 export type Checkers = Record<Daemon, (dir: string) => ConfigChecker>;
-const REAL_CHECKERS: Checkers = { postfix: (d) => postfixChecker(d), rspamd: (d) => rspamdChecker(d), fail2ban: (d) => fail2banChecker(d) };
+const REAL_CHECKERS: Checkers = { postfix: (d) => postfixChecker(d), rspamd: (d) => rspamdChecker(d), dovecot: (f) => dovecotChecker(f), fail2ban: (d) => fail2banChecker(d) };
 
 const modeOf = (path: string, dflt: number): number => (existsSync(path) ? statSync(path).mode & 0o7777 : dflt);
 const file = (path: string, content: string): RenderedFile => ({ path, content, mode: modeOf(path, 0o644) });
 const readOr = async (host: ConfigFileHost, path: string): Promise<string> => (await host.read(path))?.content.toString('utf8') ?? '';
 
 /**
- * `limits apply`: renders Postfix, Rspamd and fail2ban, checks each with its
+ * `limits apply`: renders Postfix, Rspamd, Dovecot and fail2ban, checks each with its
  * own checker, renames into place, reloads the daemons that run; any failure
  * restores every file (the config applier). A daemon whose configuration
  * location does not exist is skipped.
@@ -32,7 +32,7 @@ export class LimitsApplier {
   ) {}
 
   private async units(values: LimitValues, skipped: DaemonOutcome[]): Promise<ApplyUnit[]> {
-    const { postfixDir, rspamdLocalDir, fail2banDir } = this.state.paths;
+    const { postfixDir, rspamdLocalDir, dovecotConfig, fail2banDir } = this.state.paths;
     const units: ApplyUnit[] = [];
     const unit = async (daemon: Daemon, dir: string, files: RenderedFile[]): Promise<void> => {
       units.push({ daemon, files, checker: this.checkers[daemon](dir), reload: await this.state.running(daemon) });
@@ -50,6 +50,11 @@ export class LimitsApplier {
       const next = renderRspamd(current, values);
       await unit('rspamd', dirname(rspamdLocalDir), names.map((n) => file(join(rspamdLocalDir, n), next[n])));
     } else skipped.push({ daemon: 'rspamd', status: 'skipped', detail: `${rspamdLocalDir} does not exist`, reloaded: false });
+
+    const dovecotConfD = join(dirname(dovecotConfig), 'conf.d');
+    if (existsSync(dovecotConfig) && existsSync(dovecotConfD)) {
+      await unit('dovecot', dovecotConfig, [file(join(dovecotConfD, '99-mailsvc-limits.conf'), renderDovecot(values))]);
+    } else skipped.push({ daemon: 'dovecot', status: 'skipped', detail: `${dovecotConfD} does not exist`, reloaded: false });
 
     const jailDir = join(fail2banDir, 'jail.d');
     if (existsSync(jailDir)) {

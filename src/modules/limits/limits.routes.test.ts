@@ -27,6 +27,7 @@ for (const dialect of DIALECTS) {
         MAILSVC_SMTP_RECIPIENT_LIMIT: '200',
         MAILSVC_POSTFIX_CONFIG_DIR: join(daemons, 'postfix'),
         MAILSVC_RSPAMD_LOCAL_DIR: join(daemons, 'rspamd/local.d'),
+        MAILSVC_DOVECOT_CONFIG: join(daemons, 'dovecot/dovecot.conf'),
         MAILSVC_FAIL2BAN_CONFIG_DIR: join(daemons, 'fail2ban'),
         MAILSVC_FAIL2BAN_SOCKET: join(daemons, 'fail2ban.sock'),
       });
@@ -90,6 +91,7 @@ for (const dialect of DIALECTS) {
       expect((r.body.daemons as { daemon: string; status: string }[]).map((d) => [d.daemon, d.status])).toEqual([
         ['postfix', 'skipped'],
         ['rspamd', 'skipped'],
+        ['dovecot', 'skipped'],
         ['fail2ban', 'skipped'],
       ]);
     });

@@ -34,7 +34,7 @@ export function limitRoutes(app: FastifyInstance, limits: { service: LimitsServi
     onRequest: hooks.admin,
     config,
     schema: {
-      tags, security, summary: 'Render, check and reload Postfix, Rspamd and fail2ban with the limits; any failure restores every file',
+      tags, security, summary: 'Render, check and reload Postfix, Rspamd, Dovecot and fail2ban with the limits; any failure restores every file',
       response: { 200: ApplyReport, ...errors(401, 403, 409, 429, 502, 503) },
     },
     handler: () => limits.apply(),
