@@ -11,6 +11,7 @@ import { jobCommands, progressView } from '../modules/jobs/commands.js';
 import { domainCommands } from '../modules/domains/commands.js';
 import { queueCommands } from '../modules/queue/commands.js';
 import { sendLimitCommands } from '../modules/send-limits/commands.js';
+import { limitCommands } from '../modules/limits/commands.js';
 import { runModule } from './cli-runner.js';
 
 /**
@@ -28,5 +29,6 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => auditCommands(p, (fn) => runModule((m) => m.audit())((a) => fn(a.service))),
   // The queue lives in Postfix, not in the database: no schema check (the audit record still needs one).
   (p) => queueCommands(p, runModule((m) => m.queue(), { schema: false })),
+  (p) => limitCommands(p, runModule((m) => m.limits(), { redis: true })),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

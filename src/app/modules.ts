@@ -8,6 +8,9 @@ import type { AuthModule } from '../modules/auth/index.js';
 import type { AuditModule } from '../modules/audit/index.js';
 import type { ApiKeysModule } from '../modules/api-keys/index.js';
 import type { JobsModule } from '../modules/jobs/index.js';
+import type { LimitsModule } from '../modules/limits/index.js';
+import { WINDOWS, sendRateLimitKey } from '../shared/send-rate.js';
+import type { Limits } from '../shared/send-rate.js';
 import type { DomainsModule } from '../modules/domains/index.js';
 import type { HealthModule } from '../modules/health/index.js';
 import type { MailAuthModule } from '../modules/mail-auth/index.js';
@@ -68,7 +71,14 @@ export class Modules {
   auth(): Promise<AuthModule> {
     return this.once('auth', async () => {
       const [{ createAuthModule }, mfa, sms, apiKeys] = await Promise.all([import('../modules/auth/index.js'), this.mfa(), this.sms(), this.apiKeys()]);
-      return createAuthModule(this.infra, { mfa: mfa.service, sms: sms.sender, apiKeys: apiKeys.service });
+      const limits = (await this.limits()).service;
+      // Read on every attempt: a changed api-auth-* limit holds from the next attempt, without a restart.
+      const lockoutLimits = () => ({
+        failLimit: limits.value('api-auth-fail-limit'),
+        windowSeconds: limits.value('api-auth-fail-window'),
+        blockSeconds: limits.value('api-auth-block-seconds'),
+      });
+      return createAuthModule(this.infra, { mfa: mfa.service, sms: sms.sender, apiKeys: apiKeys.service, lockoutLimits });
     });
   }
   domains(): Promise<DomainsModule> {
@@ -94,7 +104,12 @@ export class Modules {
   /** The accounts as seen by a module the accounts themselves need (the send limits they notify). */
   private readonly laterAccounts: Pick<AccountLookup, 'listAll'> = { listAll: async () => (await this.accounts()).lookup.listAll() };
   sendLimits(): Promise<SendLimitsModule> {
-    return this.once('send-limits', async () => (await import('../modules/send-limits/index.js')).createSendLimitsModule(this.infra, { accounts: this.laterAccounts }));
+    return this.once('send-limits', async () => {
+      const [{ createSendLimitsModule }, limits] = await Promise.all([import('../modules/send-limits/index.js'), this.limits()]);
+      // The global defaults are the limits send-rate-*, read per call.
+      const defaults = (): Limits => Object.fromEntries(WINDOWS.map((w) => [w, limits.service.value(sendRateLimitKey(w))])) as Limits;
+      return createSendLimitsModule(this.infra, { accounts: this.laterAccounts, defaults });
+    });
   }
   appPasswords(): Promise<AppPasswordsModule> {
     return this.once('app-passwords', async () => {
@@ -124,6 +139,21 @@ export class Modules {
   queue(): Promise<QueueModule> {
     return this.once('queue', async () => (await import('../modules/queue/index.js')).createQueueModule(this.infra));
   }
+  limits(): Promise<LimitsModule> {
+    return this.once('limits', async () => {
+      const limits = (await import('../modules/limits/index.js')).createLimitsModule(this.infra, {
+        onChanged: async (keys) => {
+          // Other processes (API instances, a running service after a CLI change) read the limits again.
+          this.infra.changes.notify();
+          // The per-account entries of the send-limit map hold the defaults resolved: push them again.
+          if (keys.some((k) => k.startsWith('send-rate-'))) await (await this.sendLimits()).service.syncAll();
+        },
+      });
+      // The values in force are read once here; a change signal reads them again (dropCaches).
+      await limits.service.refresh();
+      return limits;
+    });
+  }
   jobs(): Promise<JobsModule> {
     return this.once('jobs', async () => (await import('../modules/jobs/index.js')).createJobsModule(this.infra));
   }
@@ -143,7 +173,7 @@ export class Modules {
   http(): Promise<HttpModule[]> {
     return Promise.all([
       this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
-      this.apiKeys(), this.audit(), this.jobs(), this.queue(),
+      this.apiKeys(), this.audit(), this.jobs(), this.queue(), this.limits(),
     ]);
   }
 
@@ -157,5 +187,6 @@ export class Modules {
   async dropCaches(): Promise<void> {
     (await this.auth()).tokens.dropCache();
     (await this.mfa()).dropCache();
+    await (await this.limits()).service.refresh();
   }
 }

@@ -12,6 +12,7 @@ describe('helper settings', () => {
       postfixConfigDir: '/etc/postfix',
       fail2banSocket: '/run/fail2ban/fail2ban.sock',
       fail2banConfigDir: '/etc/fail2ban',
+      rspamdLocalDir: '/etc/rspamd/local.d',
     });
   });
 

@@ -15,6 +15,8 @@ export type HelperSettings = Readonly<{
   postfixConfigDir: string;
   fail2banSocket: string;
   fail2banConfigDir: string;
+  /** Rspamd's local.d (its parent holds override.d too). */
+  rspamdLocalDir: string;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -54,5 +56,6 @@ export function loadHelperSettings(src: Source): HelperSettings {
     postfixConfigDir: absolute(src, 'MAILSVC_POSTFIX_CONFIG_DIR', '/etc/postfix'),
     fail2banSocket: absolute(src, 'MAILSVC_FAIL2BAN_SOCKET', '/run/fail2ban/fail2ban.sock'),
     fail2banConfigDir: absolute(src, 'MAILSVC_FAIL2BAN_CONFIG_DIR', '/etc/fail2ban'),
+    rspamdLocalDir: absolute(src, 'MAILSVC_RSPAMD_LOCAL_DIR', '/etc/rspamd/local.d'),
   });
 }

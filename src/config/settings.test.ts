@@ -27,6 +27,14 @@ describe('settings', () => {
     expect(s.apiAuthFailLimit).toBe(9);
   });
 
+  it('each limit key foo-bar takes its default from MAILSVC_FOO_BAR, in the file or the environment', () => {
+    writeFileSync(join(dir, 'mailsvc.conf'), 'MAILSVC_MESSAGE_SIZE_LIMIT=20M\nMAILSVC_GREYLIST_DELAY=1m\n');
+    const s = loadSettings({ MAILSVC_DATA_DIR: dir, MAILSVC_GREYLIST_DELAY: '2m' });
+    expect(s.limitDefaults['message-size-limit']).toBe(20_971_520);
+    expect(s.limitDefaults['greylist-delay']).toBe(120);
+    expect(s.limitDefaults['smtp-recipient-limit']).toBe(1000);
+  });
+
   it.each([
     ['MAILSVC_API_PORT', 'abc'],
     ['MAILSVC_API_PORT', '70000'],
@@ -38,6 +46,9 @@ describe('settings', () => {
     ['MAILSVC_SMS_DEFAULT_REGION', 'germany'],
     ['MAILSVC_API_AUTH_FAIL_LIMIT', '0'],
     ['MAILSVC_TRUSTED_PROXIES', '10.0.0.0/99'],
+    ['MAILSVC_MESSAGE_SIZE_LIMIT', '50X'],
+    ['MAILSVC_FAIL2BAN_SSHD_BANTIME', 'forever'],
+    ['MAILSVC_RSPAMD_LOCAL_DIR', 'relative/local.d'],
   ])('an invalid %s stops the start with an error naming the key', (key, value) => {
     const fresh = mkdtempSync(join(tmpdir(), 'mailsvc-settings-'));
     let error: unknown;

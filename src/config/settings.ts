@@ -8,6 +8,8 @@ import { SettingsError } from './settings-error.js';
 import { loadMailSettings } from './mail-settings.js';
 import type { MailSettings } from './mail-settings.js';
 import { loadHelperSettings } from './helper-settings.js';
+import { limitDefaults } from '../shared/limit-keys.js';
+import type { LimitValues } from '../shared/limit-keys.js';
 import type { HelperSettings } from './helper-settings.js';
 
 export { SettingsError };
@@ -57,6 +59,8 @@ export type Settings = Readonly<{
   httpBodyTimeout: number;
   mail: MailSettings;
   helper: HelperSettings;
+  /** Each limit key's default: its MAILSVC_<KEY> setting, else the built-in value (a stored value wins at run time). */
+  limitDefaults: LimitValues;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -180,5 +184,6 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     mail: loadMailSettings(src, dataDir),
     // The environment only: the settings file lives in a directory the service can write, and the helper runs these programs as root.
     helper: loadHelperSettings(env),
+    limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
   });
 }

@@ -139,6 +139,9 @@ export type ApiKeyTable = {
   revoked_at: number | null;
 };
 
+/** A limit changed at run time: the canonical number as text (scores may have decimals). */
+export type LimitTable = { key: string; value: string; updated_at: number };
+
 export type Database = {
   admin_mfa: AdminMfaTable;
   sms_providers: SmsProviderTable;
@@ -152,4 +155,5 @@ export type Database = {
   jobs: JobTable;
   admin_recovery_codes: RecoveryCodeTable;
   api_keys: ApiKeyTable;
+  limits: LimitTable;
 };

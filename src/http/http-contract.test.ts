@@ -39,6 +39,7 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'POST /auth/mfa/recovery-codes', 'POST /auth/api-keys', 'GET /auth/api-keys', 'DELETE /auth/api-keys/{id}',
         'GET /admin/queue', 'GET /admin/queue/counts', 'POST /admin/queue/{id}/hold', 'POST /admin/queue/{id}/release',
         'DELETE /admin/queue/{id}', 'DELETE /admin/queue',
+        'GET /admin/limits', 'PATCH /admin/limits', 'POST /admin/limits/apply',
       ].sort(),
     );
     // The new routes carry their schemas: the key's body, the answer shown once, the scopes as an enum.
@@ -50,6 +51,9 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
     expect(JSON.stringify(regen.responses['200'])).toContain('"recovery_codes"');
     const queueList = doc.paths['/admin/queue']?.get as { responses: Record<string, unknown> };
     expect(JSON.stringify(queueList.responses['200'])).toContain('"delay_reason"');
+    const limits = doc.paths['/admin/limits']?.patch as { requestBody: unknown; responses: Record<string, unknown> };
+    expect(JSON.stringify(limits.requestBody)).toContain('"message-size-limit"');
+    expect(JSON.stringify(limits.responses['200'])).toContain('"fail2ban-recidive-bantime"');
     expect(doc.components.securitySchemes).toMatchObject({ bearer: { scheme: 'bearer' }, basic: { scheme: 'basic' } });
     const login = doc.paths['/auth/login']?.post as { responses: Record<string, unknown> };
     expect(Object.keys(login.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '422', '429']));

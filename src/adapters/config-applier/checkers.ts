@@ -104,6 +104,24 @@ export function rspamdChecker(localConfDir: string, exec: RunFn = run): ConfigCh
 }
 
 /**
+ * `doveconf -c <staged copy>/dovecot.conf -n`: the whole configuration parsed,
+ * includes (conf.d/*.conf) resolved in the copy. Its stdout is the dump, so
+ * only stderr says what it disliked.
+ */
+export function dovecotChecker(configFile: string, exec: RunFn = run): ConfigChecker {
+  return {
+    name: 'doveconf -n',
+    check: (files) =>
+      withScratch(async (dir) => {
+        const staged = join(dir, 'dovecot');
+        stageTree(dirname(configFile), files, staged);
+        const quiet: RunFn = async (file, args, opts) => ({ ...(await exec(file, args, opts)), stdout: '' });
+        return runChecker(quiet, 'doveconf', ['-c', join(staged, basename(configFile)), '-n']);
+      }),
+  };
+}
+
+/**
  * `nft -c -f <copy>` for each ruleset file: parsed and evaluated by the
  * kernel without being committed. Without CAP_NET_ADMIN it is run in a new
  * user and network namespace, which never touches the host's ruleset either.

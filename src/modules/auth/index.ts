@@ -10,6 +10,7 @@ import { AdminGuard } from './admin-guard.js';
 import { AuthService } from './auth.service.js';
 import { MemoryChallengeStore, RedisChallengeStore } from './challenge-store.js';
 import { Lockout } from './lockout.js';
+import type { LockoutLimits } from './lockout.js';
 import { TokenRepository } from './token.repository.js';
 import { LocalRevocations, RedisRevocations } from './token-revocations.js';
 import { TokenService } from './token.service.js';
@@ -19,18 +20,24 @@ export { hashPassword } from './admin-credentials.js';
 export type { AdminGuard, AdminPrincipal, AdminRequest } from './admin-guard.js';
 export type { AuthService } from './auth.service.js';
 export type { TokenService } from './token.service.js';
+export type { LockoutLimits } from './lockout.js';
 
 /** Sign-in, tokens, the lockout and the guard of every Admin endpoint. */
 export function createAuthModule(
   infra: Pick<Infra, 'db' | 'redis' | 'box' | 'clock' | 'settings' | 'authLog'>,
-  deps: { mfa: MfaService; sms: SmsSender; apiKeys: ApiKeyVerifier },
+  deps: { mfa: MfaService; sms: SmsSender; apiKeys: ApiKeyVerifier; lockoutLimits?: () => LockoutLimits },
 ) {
   const { settings, redis, clock } = infra;
   const credentials = new AdminCredentials(settings.adminUsername, settings.adminPasswordHash, settings.adminPassword);
-  const lockout = new Lockout(
-    { failLimit: settings.apiAuthFailLimit, windowSeconds: settings.apiAuthFailWindow, blockSeconds: settings.apiAuthBlockSeconds },
-    redis,
-  );
+  const fixed: LockoutLimits = { failLimit: settings.apiAuthFailLimit, windowSeconds: settings.apiAuthFailWindow, blockSeconds: settings.apiAuthBlockSeconds };
+  const limitsOf = deps.lockoutLimits ?? (() => fixed);
+  // Each read asks the provider, so a limit changed at run time holds from the next attempt on.
+  const live: LockoutLimits = {
+    get failLimit() { return limitsOf().failLimit; },
+    get windowSeconds() { return limitsOf().windowSeconds; },
+    get blockSeconds() { return limitsOf().blockSeconds; },
+  };
+  const lockout = new Lockout(live, redis);
   const tokens = new TokenService(
     new TokenRepository(infra.db),
     clock,

@@ -8,15 +8,16 @@ import { SendCounter } from './policy-counter.js';
 import { startPolicyServer } from './policy-server.js';
 import type { PolicyServerOptions } from './policy-server.js';
 import type { PolicyListen } from '../../config/mail-settings.js';
+import type { Limits } from '../../shared/send-rate.js';
 import { SendLimitsService } from './send-limits.service.js';
 
 export { sendLimitCommands } from './commands.js';
 export type { SendLimitsService } from './send-limits.service.js';
 
-export function createSendLimitsModule(infra: Pick<Infra, 'settings' | 'redis' | 'log'>, deps: { accounts: Pick<AccountLookup, 'listAll'> }) {
+export function createSendLimitsModule(infra: Pick<Infra, 'settings' | 'redis' | 'log'>, deps: { accounts: Pick<AccountLookup, 'listAll'>; defaults?: () => Limits }) {
   const { settings, redis } = infra;
   const file = join(settings.dataDir, 'send-limits.json');
-  const service = new SendLimitsService(deps.accounts, redis ? new RedisLimitMap(redis) : new FileLimitMap(file), settings.mail.sendRateDefaults);
+  const service = new SendLimitsService(deps.accounts, redis ? new RedisLimitMap(redis) : new FileLimitMap(file), deps.defaults ?? (() => settings.mail.sendRateDefaults));
   let counter: SendCounter | undefined;
   const counterOf = (): SendCounter => (counter ??= new SendCounter(redis));
   return {

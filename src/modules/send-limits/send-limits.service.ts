@@ -8,8 +8,13 @@ export class SendLimitsService implements SendLimitsListener {
   constructor(
     private readonly accounts: Pick<AccountLookup, 'listAll'>,
     private readonly map: LimitMap,
-    readonly defaults: Limits,
+    // Read per call: the global defaults can change at run time (the limits `send-rate-*`).
+    private readonly defaultsOf: () => Limits,
   ) {}
+
+  get defaults(): Limits {
+    return this.defaultsOf();
+  }
 
   effective(row: AccountRow): Limits {
     return effectiveLimits(row, this.defaults);

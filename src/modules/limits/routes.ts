@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ADMIN_SECURITY as security } from '../route-types.js';
+import type { RouteKit } from '../route-types.js';
+import type { LimitsService } from './limits.service.js';
+import { ApplyReport, LimitsObject, LimitsPatch } from './schema.js';
+import type { ApplyReport as Report } from './schema.js';
+
+/** /admin/limits: read, change (any subset, all or nothing) and apply to the daemons. API-key scope `limits`. */
+export function limitRoutes(app: FastifyInstance, limits: { service: LimitsService; apply(): Promise<Report> }, kit: RouteKit): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { hooks, errors } = kit;
+  const tags = ['limits'];
+  const config = { scope: 'limits' as const };
+
+  r.get('/admin/limits', {
+    onRequest: hooks.admin,
+    config,
+    schema: { tags, security, summary: 'Every limit in force: sizes in bytes, durations in seconds', response: { 200: LimitsObject, ...errors(401, 403, 429) } },
+    handler: () => limits.service.refresh(),
+  });
+
+  r.patch('/admin/limits', {
+    onRequest: hooks.admin,
+    config,
+    schema: {
+      tags, security, summary: 'Change any subset of the limits: an unknown key or a bad value is 422 naming it, and nothing is stored', body: LimitsPatch,
+      response: { 200: LimitsObject, ...errors(400, 401, 403, 413, 422, 429) },
+    },
+    handler: (req) => limits.service.update(req.body as Record<string, unknown>),
+  });
+
+  r.post('/admin/limits/apply', {
+    onRequest: hooks.admin,
+    config,
+    schema: {
+      tags, security, summary: 'Render, check and reload Postfix, Rspamd, Dovecot and fail2ban with the limits; any failure restores every file',
+      response: { 200: ApplyReport, ...errors(401, 403, 409, 429, 502, 503) },
+    },
+    handler: () => limits.apply(),
+  });
+}
