@@ -152,4 +152,6 @@ export type Database = {
   jobs: JobTable;
   admin_recovery_codes: RecoveryCodeTable;
   api_keys: ApiKeyTable;
+  /** One row (id 1): locked by every change to the address space. */
+  mail_routing: { id: number; version: number };
 };

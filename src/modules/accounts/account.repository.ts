@@ -11,9 +11,10 @@ export type { SendRateField } from '../../shared/send-rate.js';
 export class AccountRepository {
   constructor(private readonly db: Db) {}
 
-  async insert(row: Omit<AccountRow, 'id'>): Promise<AccountRow> {
-    await this.db.insertInto('accounts').values(row).execute();
-    return this.db.selectFrom('accounts').selectAll().where('address', '=', row.address).executeTakeFirstOrThrow();
+  /** Inserts in `tx` when given (the routing guard's transaction). */
+  async insert(row: Omit<AccountRow, 'id'>, tx: Db = this.db): Promise<AccountRow> {
+    await tx.insertInto('accounts').values(row).execute();
+    return tx.selectFrom('accounts').selectAll().where('address', '=', row.address).executeTakeFirstOrThrow();
   }
 
   findById(id: number): Promise<AccountRow | undefined> {
