@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 
 /**
- * One row that every change to the address space (a new mailbox, a new alias)
- * updates first, inside its transaction: the row lock serialises those
+ * One row that every change to the address space (adding or removing a
+ * mailbox or an alias) updates first, inside its transaction: the row lock serialises those
  * changes across processes and database servers, so "is this address free?"
  * and "does this alias close a loop?" are answered on data no one else is
  * changing. `version` counts the changes.

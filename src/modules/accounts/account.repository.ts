@@ -52,12 +52,10 @@ export class AccountRepository {
     await this.db.updateTable('accounts').set(changes).where('id', '=', id).execute();
   }
 
-  /** Deletes the account after `dependents` removed what hangs on it, in one transaction. */
-  async delete(id: number, dependents: (tx: Db) => Promise<void>): Promise<boolean> {
-    return this.db.transaction().execute(async (tx) => {
-      await dependents(tx);
-      const r = await tx.deleteFrom('accounts').where('id', '=', id).executeTakeFirst();
-      return Number(r.numDeletedRows) === 1;
-    });
+  /** Deletes the account after `dependents` removed what hangs on it, in the caller's transaction `tx`. */
+  async delete(id: number, dependents: (tx: Db) => Promise<void>, tx: Db): Promise<boolean> {
+    await dependents(tx);
+    const r = await tx.deleteFrom('accounts').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) === 1;
   }
 }

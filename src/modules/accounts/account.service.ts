@@ -157,7 +157,13 @@ export class AccountService {
     const removeDependents = async (tx: Db): Promise<void> => {
       for (const d of this.dependents) await d.removeForAccount(row.id, tx);
     };
-    if (!(await this.repo.delete(row.id, removeDependents))) throw new AppError('not_found', `Account ${row.address} not found`);
+    // Under the routing lock: without its mailbox the address may fall to a catch-all that leads back to it.
+    const deleted = await this.routing.change(async (tx, routes) => {
+      const gone = await this.repo.delete(row.id, removeDependents, tx);
+      if (gone) await routes.refuseLoopWithout(row.address);
+      return gone;
+    });
+    if (!deleted) throw new AppError('not_found', `Account ${row.address} not found`);
     await this.limits.accountRemoved(row.address);
     await this.kick(row.address);
   }

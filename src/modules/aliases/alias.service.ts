@@ -91,6 +91,10 @@ export class AliasService {
 
   async delete(idOrSource: string | number): Promise<void> {
     const alias = await this.get(idOrSource);
-    await this.db.deleteFrom('aliases').where('id', '=', alias.id).execute();
+    // Under the routing lock: without this alias its address may fall to a catch-all that leads back to it.
+    await this.routing.change(async (tx, routes) => {
+      await tx.deleteFrom('aliases').where('id', '=', alias.id).execute();
+      await routes.refuseLoopWithout(alias.source);
+    });
   }
 }

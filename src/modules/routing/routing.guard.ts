@@ -10,6 +10,12 @@ export type RoutingChecks = {
   addressUse(address: string): Promise<AddressUse>;
   /** Refuses (409, naming the loop) when `source` → `destinations` would make mail go round in a circle. */
   refuseLoop(source: string, destinations: readonly string[]): Promise<void>;
+  /**
+   * Call after removing the mailbox or alias at `address` in the same
+   * transaction: refuses (409, naming the loop) when its mail would now reach
+   * the domain's catch-all and go round in a circle.
+   */
+  refuseLoopWithout(address: string): Promise<void>;
 };
 
 // A chain longer than this is refused as well: Postfix gives up on it anyway.
@@ -18,9 +24,9 @@ const MAX_VISITS = 1000;
 const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1);
 
 /**
- * Serialises every change to the address space (mailboxes and aliases) on the
- * one `mail_routing` row, so two processes cannot both find an address free,
- * or both add half of a loop. Reads the accounts and aliases tables the way
+ * Serialises every change to the address space (adding or removing mailboxes
+ * and aliases) on the one `mail_routing` row, so two processes cannot both
+ * find an address free, or both add half of a loop. Reads the accounts and aliases tables the way
  * Postfix resolves an address: an exact alias first, then a mailbox, then the
  * domain's catch-all.
  */
@@ -31,7 +37,7 @@ export class RoutingGuard {
   change<T>(change: (tx: Db, checks: RoutingChecks) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(async (tx) => {
       await tx.updateTable('mail_routing').set((eb) => ({ version: eb('version', '+', 1) })).where('id', '=', 1).execute();
-      return change(tx, { addressUse: (a) => addressUse(tx, a), refuseLoop: (s, d) => refuseLoop(tx, s, d) });
+      return change(tx, { addressUse: (a) => addressUse(tx, a), refuseLoop: (s, d) => refuseLoop(tx, s, d), refuseLoopWithout: (a) => refuseLoopWithout(tx, a) });
     });
   }
 }
@@ -61,15 +67,15 @@ async function reaches(tx: Db, source: string, address: string): Promise<boolean
     && (await tx.selectFrom('accounts').select('id').where('address', '=', address).executeTakeFirst()) === undefined;
 }
 
-async function refuseLoop(tx: Db, source: string, destinations: readonly string[]): Promise<void> {
+async function refuseLoop(tx: Db, source: string, destinations: readonly string[], start = source, what = 'Alias loop'): Promise<void> {
   const seen = new Set<string>();
   // Depth first, keeping the path for the message.
-  const stack: string[][] = destinations.map((d) => [source, d]);
+  const stack: string[][] = destinations.map((d) => [start, d]);
   while (stack.length > 0) {
     const path = stack.pop() ?? [];
     const address = path.at(-1) ?? '';
     if (await reaches(tx, source, address)) {
-      throw new AppError('conflict', `Alias loop: ${path.join(' → ')}${address === source ? '' : ` → ${source}`}; mail would go round for ever`);
+      throw new AppError('conflict', `${what}: ${path.join(' → ')}${address === source ? '' : ` → ${source}`}; mail would go round for ever`);
     }
     if (seen.has(address)) continue;
     seen.add(address);
@@ -79,4 +85,12 @@ async function refuseLoop(tx: Db, source: string, destinations: readonly string[
     const prefix = hop.via === address ? path : [...path.slice(0, -1), `${address} (via ${hop.via})`];
     for (const d of hop.to) stack.push([...prefix, d]);
   }
+}
+
+/** After `address` stopped being a mailbox or an alias (in this transaction): refuses when its domain's catch-all now sends its mail round in a circle. */
+async function refuseLoopWithout(tx: Db, address: string): Promise<void> {
+  if (address.startsWith('@')) return;
+  const hop = await next(tx, address);
+  if (!hop) return;
+  await refuseLoop(tx, address, hop.to, `${address} (via ${hop.via})`, `Removing ${address} would make an alias loop`);
 }

@@ -74,5 +74,36 @@ for (const dialect of DIALECTS) {
       expect(via.body.detail).toBe('Alias loop: m@example.net → zz@example.org (via @example.org) → m@example.net; mail would go round for ever');
       expect(await counts()).toEqual({ accounts: 1, aliases: 6 });
     });
+
+    it.skipIf(!available)('removing a mailbox or an alias whose address would then fall to a catch-all leading back is 409; nothing changes', async () => {
+      expect((await account('alice@example.org')).status).toBe(201);
+      expect((await alias('@example.net', 'alice@example.org')).status).toBe(201);
+      expect((await alias('@example.org', 'bob@example.net')).status).toBe(201);
+      const mailbox = await api('DELETE', '/accounts/alice@example.org');
+      expect(mailbox.status).toBe(409);
+      expect(mailbox.body.detail).toBe(
+        'Removing alice@example.org would make an alias loop: alice@example.org (via @example.org) → bob@example.net (via @example.net) → alice@example.org; mail would go round for ever',
+      );
+      expect((await api('GET', '/accounts/alice@example.org')).status).toBe(200);
+
+      expect((await alias('info@example.org', 'outside@elsewhere.test')).status).toBe(201);
+      expect((await api('DELETE', '/aliases/@example.net')).status).toBe(204);
+      expect((await alias('@example.net', 'info@example.org')).status).toBe(201);
+      const exact = await api('DELETE', '/aliases/info@example.org');
+      expect(exact.status).toBe(409);
+      expect(exact.body.detail).toMatch(/^Removing info@example\.org would make an alias loop: info@example\.org \(via @example\.org\) → bob@example\.net/);
+      expect((await api('GET', '/aliases/info@example.org')).status).toBe(200);
+      // Without a loop both go: the catch-all first, then the rest.
+      expect((await api('DELETE', '/aliases/@example.org')).status).toBe(204);
+      expect((await api('DELETE', '/aliases/info@example.org')).status).toBe(204);
+      expect((await api('DELETE', '/accounts/alice@example.org')).status).toBe(204);
+    });
+
+    it.skipIf(!available)('the OpenAPI document lists the 409 of every route these rules can refuse', async () => {
+      const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, Record<string, { responses: object }>>}>();
+      for (const [path, method] of [['/accounts', 'post'], ['/aliases', 'post'], ['/accounts/{id}', 'delete'], ['/aliases/{alias}', 'delete']] as const) {
+        expect(Object.keys(doc.paths[path]?.[method]?.responses ?? {}), `${method} ${path}`).toContain('409');
+      }
+    });
   });
 }
