@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely';
 
 /**
  * One row that every change to the address space (adding or removing a
- * mailbox or an alias) updates first, inside its transaction: the row lock serialises those
- * changes across processes and database servers, so "is this address free?"
- * and "does this alias close a loop?" are answered on data no one else is
- * changing. `version` counts the changes.
+ * mailbox or an alias) updates first, inside its transaction: the row lock
+ * serialises those changes across processes and database servers, so "is
+ * this address free?" and "does this alias close a loop?" are answered on
+ * data no one else is changing. `version` counts the changes.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

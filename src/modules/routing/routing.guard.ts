@@ -26,9 +26,10 @@ const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1
 /**
  * Serialises every change to the address space (adding or removing mailboxes
  * and aliases) on the one `mail_routing` row, so two processes cannot both
- * find an address free, or both add half of a loop. Reads the accounts and aliases tables the way
- * Postfix resolves an address: an exact alias first, then a mailbox, then the
- * domain's catch-all.
+ * find an address free, or both add half of a loop. Reads the accounts and
+ * aliases tables the way Postfix resolves an address: an exact alias first,
+ * then a mailbox, then the domain's catch-all. (The one module that reads
+ * both tables: the address space is theirs together.)
  */
 export class RoutingGuard {
   constructor(private readonly db: Db) {}
