@@ -15,6 +15,7 @@ import type { DomainsModule } from '../modules/domains/index.js';
 import type { HealthModule } from '../modules/health/index.js';
 import type { MailAuthModule } from '../modules/mail-auth/index.js';
 import type { MfaModule } from '../modules/mfa/index.js';
+import type { RoutingModule } from '../modules/routing/index.js';
 import type { HttpModule } from '../modules/route-types.js';
 import type { QueueModule } from '../modules/queue/index.js';
 import type { SendLimitsModule } from '../modules/send-limits/index.js';
@@ -84,16 +85,21 @@ export class Modules {
   domains(): Promise<DomainsModule> {
     return this.once('domains', async () => (await import('../modules/domains/index.js')).createDomainsModule(this.infra));
   }
+  routing(): Promise<RoutingModule> {
+    return this.once('routing', async () => (await import('../modules/routing/index.js')).createRoutingModule(this.infra));
+  }
   accounts(): Promise<AccountsModule> {
     return this.once('accounts', async () => {
-      const [{ createAccountsModule }, { DoveadmKicker }, domains, sendLimits] = await Promise.all([
+      const [{ createAccountsModule }, { DoveadmKicker }, domains, sendLimits, routing] = await Promise.all([
         import('../modules/accounts/index.js'),
         import('../adapters/dovecot/doveadm.js'),
         this.domains(),
         this.sendLimits(),
+        this.routing(),
       ]);
       return createAccountsModule(this.infra, {
         domains: domains.service,
+        routing: routing.guard,
         sendLimits: sendLimits.service,
         kicker: this.opts.kicker ?? new DoveadmKicker(this.infra.helper),
         // Looked up when an account is deleted: app passwords need the accounts first.
@@ -119,8 +125,8 @@ export class Modules {
   }
   aliases(): Promise<AliasesModule> {
     return this.once('aliases', async () => {
-      const [{ createAliasesModule }, domains] = await Promise.all([import('../modules/aliases/index.js'), this.domains()]);
-      return createAliasesModule(this.infra, { domains: domains.service });
+      const [{ createAliasesModule }, domains, routing] = await Promise.all([import('../modules/aliases/index.js'), this.domains(), this.routing()]);
+      return createAliasesModule(this.infra, { domains: domains.service, routing: routing.guard });
     });
   }
   mailAuth(): Promise<MailAuthModule> {

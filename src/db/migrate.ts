@@ -6,6 +6,7 @@ import * as m0002 from './migrations/0002_mail.js';
 import * as m0003 from './migrations/0003_audit_jobs.js';
 import * as m0004 from './migrations/0004_recovery_api_keys.js';
 import * as m0006 from './migrations/0006_limits.js';
+import * as m0007 from './migrations/0007_routing.js';
 
 /** Migrations in order; names sort by their numeric prefix. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0003_audit_jobs': m0003,
   '0004_recovery_api_keys': m0004,
   '0006_limits': m0006,
+  '0007_routing': m0007,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

@@ -156,4 +156,6 @@ export type Database = {
   admin_recovery_codes: RecoveryCodeTable;
   api_keys: ApiKeyTable;
   limits: LimitTable;
+  /** One row (id 1): locked by every change to the address space. */
+  mail_routing: { id: number; version: number };
 };

@@ -252,7 +252,7 @@ function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: n
     ? [[/^dbpath = .*$/m, `dbpath = ${t.path}`]]
     : [[/^hosts = .*$/m, `hosts = inet:${t.host}:${t.port}`], [/^dbname = .*$/m, `dbname = ${t.dbname}`],
       [/^user = .*$/m, `user = ${t.user}`], [/^password = .*$/m, `password = ${t.password}`]];
-  for (const name of ['virtual-domains.cf', 'virtual-mailboxes.cf', 'virtual-aliases.cf']) {
+  for (const name of ['virtual-domains.cf', 'virtual-mailboxes.cf', 'virtual-alias-mailboxes.cf', 'virtual-aliases.cf', 'sender-logins.cf']) {
     writeFileSync(join(etc, 'mailsvc', type, name), deployFile(`postfix/${type}/${name}`, connection));
   }
   writeFileSync(join(etc, 'main.cf'), [

@@ -11,9 +11,10 @@ export type { SendRateField } from '../../shared/send-rate.js';
 export class AccountRepository {
   constructor(private readonly db: Db) {}
 
-  async insert(row: Omit<AccountRow, 'id'>): Promise<AccountRow> {
-    await this.db.insertInto('accounts').values(row).execute();
-    return this.db.selectFrom('accounts').selectAll().where('address', '=', row.address).executeTakeFirstOrThrow();
+  /** Inserts in `tx` when given (the routing guard's transaction). */
+  async insert(row: Omit<AccountRow, 'id'>, tx: Db = this.db): Promise<AccountRow> {
+    await tx.insertInto('accounts').values(row).execute();
+    return tx.selectFrom('accounts').selectAll().where('address', '=', row.address).executeTakeFirstOrThrow();
   }
 
   findById(id: number): Promise<AccountRow | undefined> {
@@ -51,12 +52,10 @@ export class AccountRepository {
     await this.db.updateTable('accounts').set(changes).where('id', '=', id).execute();
   }
 
-  /** Deletes the account after `dependents` removed what hangs on it, in one transaction. */
-  async delete(id: number, dependents: (tx: Db) => Promise<void>): Promise<boolean> {
-    return this.db.transaction().execute(async (tx) => {
-      await dependents(tx);
-      const r = await tx.deleteFrom('accounts').where('id', '=', id).executeTakeFirst();
-      return Number(r.numDeletedRows) === 1;
-    });
+  /** Deletes the account after `dependents` removed what hangs on it, in the caller's transaction `tx`. */
+  async delete(id: number, dependents: (tx: Db) => Promise<void>, tx: Db): Promise<boolean> {
+    await dependents(tx);
+    const r = await tx.deleteFrom('accounts').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) === 1;
   }
 }

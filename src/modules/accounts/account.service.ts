@@ -8,6 +8,7 @@ import { isUniqueViolation } from '../../shared/db-errors.js';
 import type { Page, Paged } from '../../shared/paging.js';
 import type { MailSessionKicker } from '../../adapters/dovecot/doveadm.js';
 import type { DomainLookup } from '../domains/index.js';
+import type { RoutingGuard } from '../routing/index.js';
 import type { AccountInput, AccountPatch, AccountView } from './schema.js';
 import { MAX_QUOTA_BYTES, MAX_SEND_RATE } from './schema.js';
 import type { AccountChanges, AccountRepository, AccountRow, SendRateField } from './account.repository.js';
@@ -66,6 +67,7 @@ export class AccountService {
   constructor(
     private readonly repo: AccountRepository,
     private readonly domains: DomainLookup,
+    private readonly routing: RoutingGuard,
     private readonly kicker: MailSessionKicker,
     private readonly limits: SendLimitsListener,
     private readonly clock: Clock,
@@ -79,19 +81,26 @@ export class AccountService {
     const dom = await this.domains.requireExisting(domain);
     const now = this.clock.now();
     const rates = Object.fromEntries(SEND_RATE_FIELDS.map((f) => [f, input[f] ?? 0])) as SendRates;
+    const passwordHash = await hashMailPassword(input.password);
     try {
-      const row = await this.repo.insert({
-        domain_id: dom.id,
-        local_part: localPart,
-        address,
-        display_name: input.display_name ?? '',
-        password_hash: await hashMailPassword(input.password),
-        quota_bytes: input.quota_bytes ?? 0,
-        active: input.active === false ? 0 : 1,
-        require_app_password: input.require_app_password ? 1 : 0,
-        ...rates,
-        created_at: now,
-        updated_at: now,
+      // Under the routing lock, so no alias can appear at this address meanwhile.
+      const row = await this.routing.change(async (tx, routes) => {
+        if ((await routes.addressUse(address)) === 'alias') {
+          throw new AppError('conflict', `${address} is an alias: an address is either a mailbox or an alias, never both (delete the alias first)`);
+        }
+        return this.repo.insert({
+          domain_id: dom.id,
+          local_part: localPart,
+          address,
+          display_name: input.display_name ?? '',
+          password_hash: passwordHash,
+          quota_bytes: input.quota_bytes ?? 0,
+          active: input.active === false ? 0 : 1,
+          require_app_password: input.require_app_password ? 1 : 0,
+          ...rates,
+          created_at: now,
+          updated_at: now,
+        }, tx);
       });
       await this.limits.accountChanged(row);
       return presentAccount(row);
@@ -148,7 +157,13 @@ export class AccountService {
     const removeDependents = async (tx: Db): Promise<void> => {
       for (const d of this.dependents) await d.removeForAccount(row.id, tx);
     };
-    if (!(await this.repo.delete(row.id, removeDependents))) throw new AppError('not_found', `Account ${row.address} not found`);
+    // Under the routing lock: without its mailbox the address may fall to a catch-all that leads back to it.
+    const deleted = await this.routing.change(async (tx, routes) => {
+      const gone = await this.repo.delete(row.id, removeDependents, tx);
+      if (gone) await routes.refuseLoopWithout(row.address);
+      return gone;
+    });
+    if (!deleted) throw new AppError('not_found', `Account ${row.address} not found`);
     await this.limits.accountRemoved(row.address);
     await this.kick(row.address);
   }

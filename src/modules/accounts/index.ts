@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Infra } from '../../infra/index.js';
 import type { MailSessionKicker } from '../../adapters/dovecot/doveadm.js';
 import type { DomainLookup } from '../domains/index.js';
+import type { RoutingGuard } from '../routing/index.js';
 import type { RouteKit } from '../route-types.js';
 import { AccountRepository } from './account.repository.js';
 import type { AccountRow } from './account.repository.js';
@@ -28,6 +29,8 @@ export type AccountLookup = {
 
 export type AccountsDeps = {
   domains: DomainLookup;
+  /** Serialises changes to the address space (a mailbox never shares its address with an alias). */
+  routing: RoutingGuard;
   sendLimits: SendLimitsListener;
   kicker: MailSessionKicker;
   /** Rows of other modules removed with an account (its app passwords). */
@@ -36,7 +39,7 @@ export type AccountsDeps = {
 
 export function createAccountsModule(infra: Pick<Infra, 'db' | 'clock' | 'log'>, deps: AccountsDeps) {
   const repo = new AccountRepository(infra.db);
-  const service = new AccountService(repo, deps.domains, deps.kicker, deps.sendLimits, infra.clock, infra.log, deps.dependents);
+  const service = new AccountService(repo, deps.domains, deps.routing, deps.kicker, deps.sendLimits, infra.clock, infra.log, deps.dependents);
   const lookup: AccountLookup = {
     resolve: (idOrAddress) => service.resolve(idOrAddress),
     findForLogin: (address) => repo.findForLogin(address),

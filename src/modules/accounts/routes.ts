@@ -46,7 +46,7 @@ export function accountRoutes(app: FastifyInstance, accounts: AccountService, ho
   r.delete('/accounts/:id', {
     onRequest,
     config,
-    schema: { tags, security, summary: 'Delete an account and its app passwords', params: AccountParam, response: { 204: Type.Null(), ...errors(400, 401, 403, 404) } },
+    schema: { tags, security, summary: 'Delete an account and its app passwords', params: AccountParam, response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409) } },
     handler: async (req, reply) => {
       await accounts.delete(req.params.id);
       return reply.status(204).send(null);

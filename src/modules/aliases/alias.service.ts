@@ -6,6 +6,7 @@ import { normalizeAddress, normalizeAliasSource } from '../../shared/mail-names.
 import { isUniqueViolation } from '../../shared/db-errors.js';
 import type { Page, Paged } from '../../shared/paging.js';
 import type { DomainLookup } from '../domains/index.js';
+import type { RoutingGuard } from '../routing/index.js';
 
 type AliasRow = Omit<AliasTable, 'id'> & { id: number };
 export type { AliasView } from './schema.js';
@@ -25,7 +26,12 @@ const present = (r: AliasRow & { domain: string }): AliasView => ({
 
 /** Aliases: a source address (or `@domain` catch-all) forwarding to one or more addresses. */
 export class AliasService {
-  constructor(private readonly db: Db, private readonly domains: DomainLookup, private readonly clock: Clock) {}
+  constructor(
+    private readonly db: Db,
+    private readonly domains: DomainLookup,
+    private readonly routing: RoutingGuard,
+    private readonly clock: Clock,
+  ) {}
 
   private query() {
     return this.db.selectFrom('aliases as l').innerJoin('domains as d', 'd.id', 'l.domain_id').selectAll('l').select('d.name as domain');
@@ -40,15 +46,23 @@ export class AliasService {
     if (destinations.includes(source)) throw badRequest('An alias cannot forward to itself');
     const dom = await this.domains.requireExisting(domain);
     const now = this.clock.now();
-    try {
-      await this.db
-        .insertInto('aliases')
-        .values({ domain_id: dom.id, source, destination: destinations.join(','), active: input.active === false ? 0 : 1, created_at: now, updated_at: now })
-        .execute();
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new AppError('conflict', `Alias ${source} already exists`);
-      throw err;
-    }
+    // Under the routing lock: no mailbox or alias can appear at `source`, and no
+    // alias can change, between these checks and the insert.
+    await this.routing.change(async (tx, routes) => {
+      const use = await routes.addressUse(source);
+      if (use === 'mailbox') throw new AppError('conflict', `${source} is a mailbox: an address is either a mailbox or an alias, never both`);
+      if (use === 'alias') throw new AppError('conflict', `Alias ${source} already exists`);
+      await routes.refuseLoop(source, destinations);
+      try {
+        await tx
+          .insertInto('aliases')
+          .values({ domain_id: dom.id, source, destination: destinations.join(','), active: input.active === false ? 0 : 1, created_at: now, updated_at: now })
+          .execute();
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new AppError('conflict', `Alias ${source} already exists`);
+        throw err;
+      }
+    });
     return this.get(source);
   }
 
@@ -77,6 +91,10 @@ export class AliasService {
 
   async delete(idOrSource: string | number): Promise<void> {
     const alias = await this.get(idOrSource);
-    await this.db.deleteFrom('aliases').where('id', '=', alias.id).execute();
+    // Under the routing lock: without this alias its address may fall to a catch-all that leads back to it.
+    await this.routing.change(async (tx, routes) => {
+      await tx.deleteFrom('aliases').where('id', '=', alias.id).execute();
+      await routes.refuseLoopWithout(alias.source);
+    });
   }
 }

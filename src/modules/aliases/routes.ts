@@ -39,7 +39,7 @@ export function aliasRoutes(app: FastifyInstance, aliases: AliasService, hooks: 
   r.delete('/aliases/:alias', {
     onRequest,
     config,
-    schema: { tags, security, summary: 'Delete an alias', params: Param, response: { 204: Type.Null(), ...errors(400, 401, 403, 404) } },
+    schema: { tags, security, summary: 'Delete an alias', params: Param, response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409) } },
     handler: async (req, reply) => {
       await aliases.delete(req.params.alias);
       return reply.status(204).send(null);
