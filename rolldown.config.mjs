@@ -3,7 +3,11 @@
 // faster than Kysely's and commander's hundreds of small ones: the CLI's
 // start-up is most of a short command's time. Packages with native code or
 // files of their own loaded at run time stay in node_modules.
+import { rmSync } from 'node:fs';
 import { defineConfig } from 'rolldown';
+
+// Chunk names carry hashes: clear the last build's, or they pile up.
+rmSync('dist/bundle', { recursive: true, force: true });
 
 const STARTUP = new RegExp(
   [
