@@ -38,6 +38,7 @@ describe('settings', () => {
     ['MAILSVC_SMS_DEFAULT_REGION', 'germany'],
     ['MAILSVC_API_AUTH_FAIL_LIMIT', '0'],
     ['MAILSVC_TRUSTED_PROXIES', '10.0.0.0/99'],
+    ['MAILSVC_LOG_LEVEL', 'verbose'],
   ])('an invalid %s stops the start with an error naming the key', (key, value) => {
     const fresh = mkdtempSync(join(tmpdir(), 'mailsvc-settings-'));
     let error: unknown;
