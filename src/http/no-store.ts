@@ -7,8 +7,9 @@ import type { FastifyInstance } from 'fastify';
  * later cannot forget it. Only the API docs page (static files) may be cached.
  */
 export function registerNoStore(app: FastifyInstance): void {
-  app.addHook('onSend', async (req, reply, payload) => {
+  // A callback hook, not an async one: it runs on every answer, and no promise is needed.
+  app.addHook('onSend', (req, reply, payload, done) => {
     if (!req.url.startsWith('/docs')) reply.header('cache-control', 'no-store');
-    return payload;
+    done(null, payload);
   });
 }
