@@ -287,6 +287,12 @@ describe('mailsvc errors and help', () => {
     expect(expectOneErrorLine(fromFile)).toContain('MAILSVC_MFA_REQUIRED');
   });
 
+  it('a bad MAILSVC_LOG_LEVEL exits 78 with one line naming the key, not a pino stack', async () => {
+    const res = await cli(dataDir(), ['db', 'migrate'], { MAILSVC_LOG_LEVEL: 'verbose' });
+    expect(res.code).toBe(78);
+    expect(expectOneErrorLine(res)).toContain('MAILSVC_LOG_LEVEL');
+  });
+
   it('an unreachable database exits non-zero with one line that says what to check', async () => {
     const dir = dataDir();
     for (const args of [['db', 'migrate'], ['admin', 'mfa', 'reset'], ['secrets', 'rotate-key']]) {

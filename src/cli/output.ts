@@ -1,7 +1,7 @@
 import { AppError } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { SettingsError } from '../config/settings-error.js';
-import { CliError } from '../shared/terminal/output.js';
+import { CliError, escapeControl } from '../shared/terminal/output.js';
 import { KeyFileMissing } from '../shared/secret-key-file.js';
 
 export { CliError, output } from '../shared/terminal/output.js';
@@ -31,6 +31,6 @@ export function fail(err: unknown): never {
   } else {
     message = err instanceof Error ? err.message : String(err);
   }
-  process.stderr.write(`mailsvc: ${message}\n`);
+  process.stderr.write(`mailsvc: ${escapeControl(message, true)}\n`);
   process.exit(code);
 }

@@ -49,6 +49,7 @@ describe('settings', () => {
     ['MAILSVC_MESSAGE_SIZE_LIMIT', '50X'],
     ['MAILSVC_FAIL2BAN_SSHD_BANTIME', 'forever'],
     ['MAILSVC_RSPAMD_LOCAL_DIR', 'relative/local.d'],
+    ['MAILSVC_LOG_LEVEL', 'verbose'],
   ])('an invalid %s stops the start with an error naming the key', (key, value) => {
     const fresh = mkdtempSync(join(tmpdir(), 'mailsvc-settings-'));
     let error: unknown;

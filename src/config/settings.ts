@@ -107,6 +107,15 @@ function provider(src: Source, code: string): ProviderEnv {
   return out;
 }
 
+/** pino's levels; anything else would make pino throw at start with a message that names no key. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function logLevel(src: Source): string {
+  const v = str(src, 'MAILSVC_LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(v)) throw new SettingsError('MAILSVC_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${v}"`);
+  return v;
+}
+
 /**
  * Reads the settings (README, Configuration) from the environment and the settings
  * file (the environment wins). Throws SettingsError naming the first bad key.
@@ -179,7 +188,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     enableWebPanel: bool(src, 'MAILSVC_ENABLE_WEB_PANEL', false),
     authLog: resolve(cwd, str(src, 'MAILSVC_AUTH_LOG') ?? join(dataDir, 'auth.log')),
     auditRetentionDays: int(src, 'MAILSVC_AUDIT_RETENTION_DAYS', 365, 1, 36500),
-    logLevel: str(src, 'MAILSVC_LOG_LEVEL') ?? 'info',
+    logLevel: logLevel(src),
     httpBodyTimeout: int(src, 'MAILSVC_HTTP_BODY_TIMEOUT', 30, 1, 3600),
     mail: loadMailSettings(src, dataDir),
     // The environment only: the settings file lives in a directory the service can write, and the helper runs these programs as root.

@@ -4,12 +4,14 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Modules } from '../app/modules.js';
 import type { AdminGuard } from '../modules/auth/index.js';
-import { SERVICE_VERSION } from '../shared/version.js';
 import type { AdminHooks } from '../modules/route-types.js';
 import { routeAccessOf } from '../modules/route-types.js';
 import { ErrorBody, errorResponses } from './error-body.js';
 import { errorHandler } from './error-handler.js';
 import { registerJsonParser } from './json-parser.js';
+import { clientErrorHandler, registerNotFound } from './protocol-errors.js';
+import { registerNoStore } from './no-store.js';
+import { registerOptionalBodies, swaggerOptions } from './openapi.js';
 import { registerAuditHook } from './audit-hook.js';
 import { registerClientIp } from './client-ip.js';
 import { registerBodyTimeout } from './body-timeout.js';
@@ -29,40 +31,32 @@ export async function buildApp(modules: Modules): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
-    // Backstop behind registerBodyTimeout for bodies Fastify never reads (GET): Node's own plain 408.
+    // Backstop behind registerBodyTimeout for bodies Fastify never reads (GET): a 408 from clientErrorHandler.
     requestTimeout: settings.httpBodyTimeout * 2000,
     trustProxy: settings.trustedProxies.length > 0 ? settings.trustedProxies : false,
-    // Types in bodies are exact (no "1" for 1); unknown fields are dropped.
     // Fastify answers a malformed URL itself; keep the API's error shape.
     frameworkErrors: (error, _req, reply) => {
       void (reply as unknown as FastifyReply).status(400).send({ detail: error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Bad request' });
     },
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: true, allErrors: false } },
+    // Types in bodies are exact (no "1" for 1); an unknown field is a 422 naming it, never dropped silently.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    // What Node's parser refuses (unknown method, 431, 408) keeps the API's error shape too.
+    clientErrorHandler,
   });
   registerJsonParser(app);
   registerBodyTimeout(app, settings.httpBodyTimeout);
   registerClientIp(app, settings.trustedProxies.length > 0, log);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((req, reply) => reply.status(404).send({ detail: `Not found: ${req.method} ${req.url.split('?')[0]}` }));
+  registerNotFound(app);
+  registerNoStore(app);
   app.addSchema(ErrorBody);
-
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'mailsvc management API', version: SERVICE_VERSION },
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer' },
-          basic: { type: 'http', scheme: 'basic' },
-        },
-      },
-    },
-    refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
 
   const [auth, audit] = await Promise.all([modules.auth(), modules.audit()]);
   const kit = { hooks: adminHooks(auth.guard), errors: errorResponses };
+  registerOptionalBodies(app);
+  await app.register(swagger, swaggerOptions(app, kit.hooks));
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
   // Every state-changing call of an administrator is recorded once its answer has gone out.
   registerAuditHook(app, audit.service, (token) => auth.tokens.validate(token));
   for (const module of await modules.http()) await module.routes(app, kit);

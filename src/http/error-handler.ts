@@ -21,6 +21,8 @@ const STATUS: Record<ErrorCode, number> = {
 };
 
 export const WWW_AUTHENTICATE = 'Bearer realm="mailsvc", Basic realm="mailsvc", charset="UTF-8"';
+/** Once a second factor is enrolled Basic is refused, so it is no longer offered. */
+export const WWW_AUTHENTICATE_BEARER = 'Bearer realm="mailsvc"';
 
 const FASTIFY_CODES: Record<string, [number, string]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: [413, 'Request body too large: the limit is 1 MiB'],
@@ -35,8 +37,9 @@ type Validation = { instancePath?: string; message?: string; params?: Record<str
 function validationErrors(list: Validation[], context: string | undefined): { path: string; message: string }[] {
   return list.map((v) => {
     const missing = typeof v.params?.missingProperty === 'string' ? `/${v.params.missingProperty}` : '';
-    const path = `${context ?? 'body'}${v.instancePath ?? ''}${missing}`.replace(/\//g, '.');
-    return { path, message: v.message ?? 'is invalid' };
+    const unknown = typeof v.params?.additionalProperty === 'string' ? `/${v.params.additionalProperty}` : '';
+    const path = `${context ?? 'body'}${v.instancePath ?? ''}${missing}${unknown}`.replace(/\//g, '.');
+    return { path, message: unknown ? 'is not a known field' : (v.message ?? 'is invalid') };
   });
 }
 
@@ -51,7 +54,7 @@ export function errorHandler(error: FastifyError | AppError | Error, request: Fa
   }
   if (error instanceof AppError) {
     const status = STATUS[error.code];
-    if (status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE);
+    if (status === 401) reply.header('www-authenticate', error.extra.bearerOnly === true ? WWW_AUTHENTICATE_BEARER : WWW_AUTHENTICATE);
     // Among the auth errors only login's 429 carries Retry-After; a 503 always may.
     const retry = (status === 429 && request.routeOptions.config.retryAfter === true) || status === 503;
     if (retry && error.extra.retryAfter !== undefined) reply.header('retry-after', String(error.extra.retryAfter));

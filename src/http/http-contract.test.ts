@@ -66,7 +66,7 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
   });
 
   it('unparseable JSON is 400 "Malformed JSON body"', async () => {
-    for (const body of ['{', '{"username":', 'nul', '{"__proto__":{"x":1}}']) {
+    for (const body of ['{', '{"username":', 'nul']) {
       const res = await raw('/auth/login', body);
       expect(res.statusCode, body).toBe(400);
       expect(res.json()).toEqual({ detail: 'Malformed JSON body' });
@@ -90,9 +90,10 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
     expect(tooLong.statusCode).toBe(422);
   });
 
-  it('unknown fields are ignored', async () => {
+  it('unknown fields are a 422 naming them, as the OpenAPI document says (additionalProperties false)', async () => {
     const res = await raw('/auth/login', JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD, remember_me: true }));
-    expect(res.statusCode).toBe(200);
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors).toEqual([{ path: 'body.remember_me', message: 'is not a known field' }]);
   });
 
   it('another content type is 415; unknown paths are 404 with a detail', async () => {

@@ -4,10 +4,12 @@ import type { FastifyInstance } from 'fastify';
 /**
  * JSON bodies: an empty body is no body (so `POST /auth/logout` with a JSON
  * content type and nothing in it is fine); anything unparseable is a 400.
- * secure-json-parse refuses `__proto__` and `constructor.prototype` keys.
+ * secure-json-parse refuses `__proto__` and `constructor.prototype` keys, with
+ * their own message. JSON is the only body type: any other (`text/plain`
+ * included) is 415.
  */
 export function registerJsonParser(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
@@ -18,8 +20,13 @@ export function registerJsonParser(app: FastifyInstance): void {
     let value: unknown;
     try {
       value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
-    } catch {
-      done(malformed(), undefined);
+    } catch (err) {
+      done(/prototype property/.test((err as Error).message) ? forbiddenKey() : malformed(), undefined);
+      return;
+    }
+    // A lone surrogate (`"\ud800"`) is valid JSON but no text: it would be stored as U+FFFD or break a driver.
+    if (/\\u[dD][89a-fA-F]/.test(text) && hasLoneSurrogate(value)) {
+      done(Object.assign(new Error('Invalid string in the body: a lone UTF-16 surrogate (\\ud800-\\udfff) is not text'), { statusCode: 400, code: 'MAILSVC_LONE_SURROGATE' }), undefined);
       return;
     }
     // PostgreSQL cannot store U+0000 in text, and no field of this API needs it.
@@ -29,6 +36,10 @@ export function registerJsonParser(app: FastifyInstance): void {
     }
     done(null, value);
   });
+}
+
+function forbiddenKey(): Error {
+  return Object.assign(new Error('Forbidden key in the JSON body: "__proto__" and "constructor.prototype" are not accepted'), { statusCode: 400, code: 'MAILSVC_JSON_FORBIDDEN_KEY' });
 }
 
 function malformed(): Error {
@@ -59,18 +70,30 @@ export function nestingDepth(text: string): number {
   return max;
 }
 
-/** Whether any string or key holds U+0000; iterative, so no depth can overflow the stack. */
+/** Whether any string or key holds U+0000. */
 function hasNul(root: unknown): boolean {
+  return someString(root, (s) => s.includes('\u0000'));
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Whether any string or key holds a surrogate that is not half of a pair. */
+function hasLoneSurrogate(root: unknown): boolean {
+  return someString(root, (s) => LONE_SURROGATE.test(s));
+}
+
+/** Whether any string or key passes the test; iterative, so no depth can overflow the stack. */
+function someString(root: unknown, test: (s: string) => boolean): boolean {
   const stack: unknown[] = [root];
   while (stack.length > 0) {
     const value = stack.pop();
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return true;
+      if (test(value)) return true;
     } else if (Array.isArray(value)) {
       for (const item of value as unknown[]) stack.push(item);
     } else if (value !== null && typeof value === 'object') {
       for (const [k, v] of Object.entries(value)) {
-        if (k.includes('\u0000')) return true;
+        if (test(k)) return true;
         stack.push(v);
       }
     }

@@ -36,6 +36,8 @@ declare module 'fastify' {
      * route: never Basic, a password-only token or an API key.
      */
     mfaVerified?: boolean;
+    /** The body may be left out: it is then `{}`, and the OpenAPI document marks it optional. */
+    bodyOptional?: boolean;
   }
 }
 

@@ -19,7 +19,7 @@ export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     readonly detail: string,
-    readonly extra: { retryAfter?: number; errors?: { path: string; message: string }[] } = {},
+    readonly extra: { retryAfter?: number; errors?: { path: string; message: string }[]; bearerOnly?: boolean } = {},
   ) {
     super(detail);
     this.name = 'AppError';

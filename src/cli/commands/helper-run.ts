@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { loadSettings } from '../../config/settings.js';
+import { loadSettings, logLevel } from '../../config/settings.js';
 import { SettingsError } from '../../config/settings-error.js';
 import { loadHelperSettings } from '../../config/helper-settings.js';
 import { ACTIONS, HelperRunner, createHelperClient, startHelperServer } from '../../helper/index.js';
@@ -18,7 +18,7 @@ function inheritedSocket(): number | null {
 export async function serveHelper(): Promise<void> {
   // Its environment only (the unit's EnvironmentFile): no settings file the service could write.
   const settings = loadHelperSettings(process.env);
-  const log = pino({ level: process.env.MAILSVC_LOG_LEVEL || 'info', base: { service: 'mailsvc-helper' } });
+  const log = pino({ level: logLevel(process.env), base: { service: 'mailsvc-helper' } });
   const fd = inheritedSocket();
   let listen: HelperListen;
   if (fd !== null) listen = { fd };

@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { Limits } from '../../shared/send-rate.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
-import { hasControlChars, normalizeAddress } from '../../shared/mail-names.js';
+import { normalizeAddress, refuseControlChars } from '../../shared/mail-names.js';
 import { isUniqueViolation } from '../../shared/db-errors.js';
 import type { Page, Paged } from '../../shared/paging.js';
 import type { MailSessionKicker } from '../../adapters/dovecot/doveadm.js';
@@ -58,7 +58,8 @@ function checkRanges(input: AccountPatch): void {
       throw badRequest(`${f} must be a whole number from 0 (inherit the global default) to ${MAX_SEND_RATE}`);
     }
   }
-  if (input.display_name !== undefined && (input.display_name.length > 255 || hasControlChars(input.display_name))) {
+  refuseControlChars('display_name', input.display_name);
+  if (input.display_name !== undefined && input.display_name.length > 255) {
     throw badRequest('display_name must be at most 255 characters, without control characters');
   }
 }

@@ -18,14 +18,14 @@ export function accountRoutes(app: FastifyInstance, accounts: AccountService, ho
   r.post('/accounts', {
     onRequest,
     config,
-    schema: { tags, security, summary: 'Add a mailbox account', body: AccountCreateBody, response: { 201: AccountSchema, ...errors(400, 401, 403, 409, 422) } },
+    schema: { tags, security, description: 'Adds a mailbox in an existing domain, with its password (hashed for Dovecot), display name, quota and flags. An address already taken is 409.', summary: 'Add a mailbox account', body: AccountCreateBody, response: { 201: AccountSchema, ...errors(400, 401, 403, 409, 422) } },
     handler: async (req, reply) => reply.status(201).send(await accounts.create(req.body)),
   });
   r.get('/accounts', {
     onRequest,
     config,
     schema: {
-      tags, security, summary: 'List accounts, optionally of one domain',
+      tags, security, description: 'Pages through the accounts by address, optionally of one domain.', summary: 'List accounts, optionally of one domain',
       querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })) }),
       response: { 200: PagedOf(AccountSchema, 'AccountPage'), ...errors(400, 401, 403, 404, 422) },
     },
@@ -34,19 +34,19 @@ export function accountRoutes(app: FastifyInstance, accounts: AccountService, ho
   r.get('/accounts/:id', {
     onRequest,
     config,
-    schema: { tags, security, summary: 'One account', params: AccountParam, response: { 200: AccountSchema, ...errors(400, 401, 403, 404) } },
+    schema: { tags, security, description: 'Reads one account by address or id. Never its password hash.', summary: 'One account', params: AccountParam, response: { 200: AccountSchema, ...errors(400, 401, 403, 404) } },
     handler: (req) => accounts.get(req.params.id),
   });
   r.patch('/accounts/:id', {
     onRequest,
     config,
-    schema: { tags, security, summary: 'Change an account (a new password or deactivation ends its open IMAP/POP sessions)', params: AccountParam, body: AccountPatchBody, response: { 200: AccountSchema, ...errors(400, 401, 403, 404, 422) } },
+    schema: { tags, security, description: 'Changes password, display name, quota or flags of an account. A new password or deactivation ends its open IMAP/POP sessions.', summary: 'Change an account (a new password or deactivation ends its open IMAP/POP sessions)', params: AccountParam, body: AccountPatchBody, response: { 200: AccountSchema, ...errors(400, 401, 403, 404, 422) } },
     handler: (req) => accounts.update(req.params.id, req.body),
   });
   r.delete('/accounts/:id', {
     onRequest,
     config,
-    schema: { tags, security, summary: 'Delete an account and its app passwords', params: AccountParam, response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409) } },
+    schema: { tags, security, description: 'Deletes an account and its app passwords, and ends its open IMAP/POP sessions.', summary: 'Delete an account and its app passwords', params: AccountParam, response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409) } },
     handler: async (req, reply) => {
       await accounts.delete(req.params.id);
       return reply.status(204).send(null);

@@ -18,7 +18,7 @@ export function aliasRoutes(app: FastifyInstance, aliases: AliasService, hooks: 
     onRequest,
     config,
     schema: {
-      tags, security, summary: 'Add an alias',
+      tags, security, description: 'Adds an alias (or `@domain` catch-all) that delivers to one or more addresses.', summary: 'Add an alias',
       body: Type.Object({ source: Type.String({ maxLength: 320 }), destinations: Type.Array(Type.String({ maxLength: 320 }), { maxItems: 100 }), active: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
       response: { 201: AliasSchema, ...errors(400, 401, 403, 409, 422) },
     },
@@ -27,19 +27,19 @@ export function aliasRoutes(app: FastifyInstance, aliases: AliasService, hooks: 
   r.get('/aliases', {
     onRequest,
     config,
-    schema: { tags, security, summary: 'List aliases', querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })) }), response: { 200: PagedOf(AliasSchema, 'AliasPage'), ...errors(400, 401, 403, 404, 422) } },
+    schema: { tags, security, description: 'Pages through the aliases by source, optionally of one domain.', summary: 'List aliases', querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })) }), response: { 200: PagedOf(AliasSchema, 'AliasPage'), ...errors(400, 401, 403, 404, 422) } },
     handler: (req) => aliases.list(req.query.domain === undefined ? {} : { domain: req.query.domain }, pageOf(req.query)),
   });
   r.get('/aliases/:alias', {
     onRequest,
     config,
-    schema: { tags, security, summary: 'One alias', params: Param, response: { 200: AliasSchema, ...errors(400, 401, 403, 404) } },
+    schema: { tags, security, description: 'Reads one alias by source address or id, with its destinations.', summary: 'One alias', params: Param, response: { 200: AliasSchema, ...errors(400, 401, 403, 404) } },
     handler: (req) => aliases.get(req.params.alias),
   });
   r.delete('/aliases/:alias', {
     onRequest,
     config,
-    schema: { tags, security, summary: 'Delete an alias', params: Param, response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409) } },
+    schema: { tags, security, description: 'Deletes an alias; mail to it is no longer delivered.', summary: 'Delete an alias', params: Param, response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409) } },
     handler: async (req, reply) => {
       await aliases.delete(req.params.alias);
       return reply.status(204).send(null);

@@ -1,6 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import { AppError, badRequest } from '../../shared/errors.js';
+import { requireIsoTime } from '../../shared/iso-time.js';
+import { refuseControlChars } from '../../shared/mail-names.js';
 import { randomId, sha256 } from '../../shared/crypto.js';
 import type { ApiKeyTable } from '../../db/schema.js';
 import { API_KEY_SCOPES } from '../route-types.js';
@@ -18,7 +20,6 @@ export type ApiKeyPrincipal = { id: string; name: string; scopes: ApiKeyScope[] 
 const KEY = /^(ak_[A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})$/;
 export const MAX_LIFETIME_DAYS = 366;
 const DAY = 86_400_000;
-const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
 /** True when the Bearer value is shaped like an API key (not like an access token). */
 export function looksLikeApiKey(value: string): boolean {
@@ -48,6 +49,7 @@ export class ApiKeyService {
   }
 
   async create(input: ApiKeyInput, createdBy: string): Promise<ApiKeyCreated> {
+    refuseControlChars('name', input.name);
     const name = input.name.trim();
     if (name === '' || name.length > 100) throw badRequest('name must be 1 to 100 characters, e.g. "monitoring"');
     if (input.scopes.length === 0) throw badRequest(`scopes must name at least one of: ${API_KEY_SCOPES.join(', ')}`);
@@ -55,8 +57,7 @@ export class ApiKeyService {
     if (unknown !== undefined) throw badRequest(`Unknown scope "${unknown}": use ${API_KEY_SCOPES.join(', ')}`);
     const scopes = [...new Set(input.scopes)] as ApiKeyScope[];
     const now = this.clock.now();
-    const expiresAt = ISO.test(input.expires_at) ? Date.parse(input.expires_at) : NaN;
-    if (Number.isNaN(expiresAt)) throw badRequest('expires_at must be an ISO 8601 time, e.g. 2027-01-31T00:00:00Z');
+    const expiresAt = requireIsoTime('expires_at', input.expires_at);
     if (expiresAt <= now) throw badRequest('expires_at must be in the future');
     if (expiresAt > now + MAX_LIFETIME_DAYS * DAY) throw badRequest(`expires_at must be at most ${MAX_LIFETIME_DAYS} days ahead`);
     const id = `ak_${randomId(12)}`;

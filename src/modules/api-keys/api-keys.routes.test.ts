@@ -73,7 +73,7 @@ for (const dialect of DIALECTS) {
         [{ name: 'x', scopes: ['read'] }, 422],
         [{ name: 'x', scopes: ['read'], expires_at: inDays(-1) }, 400],
         [{ name: 'x', scopes: ['read'], expires_at: inDays(367) }, 400],
-        [{ name: 'x', scopes: ['read'], expires_at: 'tomorrow' }, 400],
+        [{ name: 'x', scopes: ['read'], expires_at: 'tomorrow' }, 422], // not a time: the schema's rule, a 422 naming expires_at,
         [{ name: 'x', scopes: ['root'], expires_at: inDays(1) }, 422],
         [{ name: 'x', scopes: [], expires_at: inDays(1) }, 422],
         [{ name: '   ', scopes: ['read'], expires_at: inDays(1) }, 400],

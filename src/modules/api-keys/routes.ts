@@ -19,7 +19,7 @@ export function apiKeyRoutes(app: FastifyInstance, keys: ApiKeyService, hooks: A
     onRequest: hooks.admin,
     config,
     schema: {
-      tags, security, summary: 'Create a scoped API key: the key is in this answer only', body: ApiKeyBody,
+      tags, security, description: 'Creates an API key with scopes and an expiry at most 366 days ahead. The key is in this answer only; only its hash is stored. API keys never reach /auth/ endpoints.', summary: 'Create a scoped API key: the key is in this answer only', body: ApiKeyBody,
       response: { 201: ApiKeyCreated, ...errors(400, 401, 403, 413, 422, 429) },
     },
     handler: async (req, reply) => reply.status(201).send(await keys.create(req.body, req.admin?.subject ?? 'admin')),
@@ -28,14 +28,14 @@ export function apiKeyRoutes(app: FastifyInstance, keys: ApiKeyService, hooks: A
   r.get('/auth/api-keys', {
     onRequest: hooks.admin,
     config,
-    schema: { tags, security, summary: 'The API keys not revoked (never the secret)', response: { 200: Type.Array(ApiKey), ...errors(401, 403, 429) } },
+    schema: { tags, security, description: 'Lists the API keys that are not revoked: name, scopes, expiry, last use. Never the key.', summary: 'The API keys not revoked (never the secret)', response: { 200: Type.Array(ApiKey), ...errors(401, 403, 429) } },
     handler: () => keys.list(),
   });
 
   r.delete('/auth/api-keys/:id', {
     onRequest: hooks.admin,
     config,
-    schema: { tags, security, summary: 'Revoke an API key (at once, on every instance)', params: ApiKeyParam, response: { 204: Type.Null(), ...errors(401, 403, 404, 429) } },
+    schema: { tags, security, description: 'Revokes an API key; every instance refuses it from the next request on.', summary: 'Revoke an API key (at once, on every instance)', params: ApiKeyParam, response: { 204: Type.Null(), ...errors(401, 403, 404, 429) } },
     handler: async (req, reply) => {
       await keys.revoke(req.params.id);
       return reply.status(204).send(null);

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import type { AppPasswordTable } from '../../db/schema.js';
 import { AppError, badRequest } from '../../shared/errors.js';
+import { requireIsoTime } from '../../shared/iso-time.js';
+import { refuseControlChars } from '../../shared/mail-names.js';
 import type { Clock } from '../../shared/clock.js';
 import { constantTimeEqual, hmacSha256 } from '../../shared/crypto.js';
 import type { AccountLookup } from '../accounts/index.js';
@@ -55,13 +57,12 @@ export class AppPasswordService {
 
   async create(account: string | number, input: { name: string; expires_at?: string | undefined }): Promise<AppPasswordCreated> {
     const acc = await this.accounts.resolve(account);
+    refuseControlChars('name', input.name);
     const name = input.name.trim();
     if (name === '' || name.length > 255) throw badRequest('name must be 1 to 255 characters, e.g. "Thunderbird on laptop"');
     let expiresAt: number | null = null;
     if (input.expires_at !== undefined) {
-      const iso = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(input.expires_at);
-      expiresAt = iso ? Date.parse(input.expires_at) : NaN;
-      if (Number.isNaN(expiresAt)) throw badRequest('expires_at must be an ISO 8601 time, e.g. 2027-01-31T00:00:00Z');
+      expiresAt = requireIsoTime('expires_at', input.expires_at);
       if (expiresAt <= this.clock.now()) throw badRequest('expires_at must be in the future');
     }
     const id = base32(randomBytes(12), 12);

@@ -16,20 +16,20 @@ export function appPasswordRoutes(app: FastifyInstance, appPasswords: AppPasswor
   r.post('/accounts/:id/app-passwords', {
     onRequest,
     config,
-    schema: { tags, security, summary: 'Create an app password: the password is in this answer only', params: AccountParam, body: AppPasswordBody, response: { 201: AppPasswordCreated, ...errors(400, 401, 403, 404, 422) } },
+    schema: { tags, security, description: 'Creates a password for one mail client of the account, optionally with an expiry. The password is shown in this answer only; only a keyed hash is stored.', summary: 'Create an app password: the password is in this answer only', params: AccountParam, body: AppPasswordBody, response: { 201: AppPasswordCreated, ...errors(400, 401, 403, 404, 422) } },
     handler: async (req, reply) => reply.status(201).send(await appPasswords.create(req.params.id, req.body)),
   });
   r.get('/accounts/:id/app-passwords', {
     onRequest,
     config,
-    schema: { tags, security, summary: 'The account\'s app passwords (never the secret)', params: AccountParam, response: { 200: Type.Array(AppPasswordSchema), ...errors(400, 401, 403, 404) } },
+    schema: { tags, security, description: 'Lists the account\'s app passwords with their names, expiry, last use and whether they are active. The passwords themselves are never shown again.', summary: 'The account\'s app passwords (never the secret)', params: AccountParam, response: { 200: Type.Array(AppPasswordSchema), ...errors(400, 401, 403, 404) } },
     handler: (req) => appPasswords.list(req.params.id),
   });
   r.delete('/accounts/:id/app-passwords/:appId', {
     onRequest,
     config,
     schema: {
-      tags, security, summary: 'Revoke an app password (ends the account\'s open IMAP/POP sessions)',
+      tags, security, description: 'Revokes one app password at once and ends the account\'s open IMAP/POP sessions.', summary: 'Revoke an app password (ends the account\'s open IMAP/POP sessions)',
       params: AppPasswordParam,
       response: { 204: Type.Null(), ...errors(400, 401, 403, 404) },
     },

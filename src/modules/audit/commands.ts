@@ -3,6 +3,8 @@ import type { Command, CommanderError } from 'commander';
 import { AppError } from '../../shared/errors.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../shared/paging.js';
 import type { AuditService } from './audit.service.js';
+import { parseIsoTime } from '../../shared/iso-time.js';
+import { escapeControl } from '../../shared/terminal/output.js';
 import type { AuditEntry } from './schema.js';
 
 /** Opens the audit service for one command and closes what it opened. */
@@ -15,8 +17,8 @@ export function sinceOption(now: () => number): (value: string) => number {
   return (value) => {
     const span = /^(\d{1,6})([mhdw])$/.exec(value.trim());
     if (span) return now() - Number(span[1]) * UNIT_MS[span[2] as keyof typeof UNIT_MS];
-    const t = Date.parse(value);
-    if (/^\d{4}-\d{2}-\d{2}/.test(value) && Number.isFinite(t)) return t;
+    const t = parseIsoTime(value.trim());
+    if (t !== null) return t;
     throw new InvalidArgumentError('Use an ISO 8601 time (2026-01-31T00:00:00Z) or a span such as 30m, 24h, 7d, 2w.');
   };
 }
@@ -67,7 +69,7 @@ export function auditCommands(program: Command, open: OpenAudit): void {
     .action(async (opts: { action?: string; target?: string; since?: number; limit: number; offset: number; json?: boolean }) => {
       const filter = { ...(opts.action === undefined ? {} : { action: opts.action }), ...(opts.target === undefined ? {} : { target: opts.target }), ...(opts.since === undefined ? {} : { from: opts.since }) };
       const page = await open((a) => a.list(filter, { limit: opts.limit, offset: opts.offset }));
-      process.stdout.write((opts.json ? JSON.stringify(page.items, null, 2) : render(page.items, page.total, page.offset)) + '\n');
+      process.stdout.write((opts.json ? JSON.stringify(page.items, null, 2) : escapeControl(render(page.items, page.total, page.offset))) + '\n');
     });
   audit
     .command('prune')

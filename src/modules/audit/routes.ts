@@ -14,6 +14,7 @@ export function auditRoutes(app: FastifyInstance, audit: AuditService, hooks: Ad
     schema: {
       tags: ['audit'],
       security,
+      description: 'Pages through the audit log of state-changing calls (HTTP and CLI), newest first. Filters: action, target, and a time window. Secrets never appear in it.',
       summary: 'The audit log, newest first, filtered by action, target and time (from inclusive, to exclusive)',
       querystring: AuditQuery,
       response: { 200: AuditPageSchema, ...errors(400, 401, 403, 422) },

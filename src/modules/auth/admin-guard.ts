@@ -53,6 +53,18 @@ export class AdminGuard {
   ) {}
 
   async authenticate(req: AdminRequest): Promise<AdminPrincipal> {
+    try {
+      return await this.check(req);
+    } catch (err) {
+      // Once Basic is refused, a 401 stops offering it (WWW-Authenticate names Bearer alone).
+      if (err instanceof AppError && (err.code === 'unauthenticated' || err.code === 'bearer_required') && !this.deps.passwordAloneAllowed && (await this.enrolled())) {
+        throw new AppError(err.code, err.detail, { ...err.extra, bearerOnly: true });
+      }
+      throw err;
+    }
+  }
+
+  private async check(req: AdminRequest): Promise<AdminPrincipal> {
     const header = req.authorization ?? '';
     const space = header.indexOf(' ');
     const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();

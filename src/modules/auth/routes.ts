@@ -24,6 +24,7 @@ export function authRoutes(app: FastifyInstance, auth: AuthService, errors: Rout
   r.post('/auth/mfa/sms', {
     schema: {
       tags: ['auth'],
+      description: 'Sends a six-digit code by SMS to the administrator\'s phone for the challenge that /auth/login returned. Sends are limited per address and per phone number; a provider failure is 502.',
       summary: 'Send an SMS code for a pending challenge',
       body: SmsSendBody,
       response: { 200: SmsSendResponse, ...errors(400, 401, 413, 422, 429, 502) },
@@ -34,6 +35,7 @@ export function authRoutes(app: FastifyInstance, auth: AuthService, errors: Rout
   r.post('/auth/mfa/verify', {
     schema: {
       tags: ['auth'],
+      description: 'Completes a login challenge. A right code answers an access token earned with the second factor; a wrong one counts as a failed attempt for the client address.',
       summary: 'Answer a challenge with a TOTP code, an SMS code or a recovery code',
       body: VerifyBody,
       response: { 200: AccessTokenResponse, ...errors(400, 401, 413, 422, 429) },
@@ -43,11 +45,10 @@ export function authRoutes(app: FastifyInstance, auth: AuthService, errors: Rout
 
   r.post('/auth/logout', {
     // The body is optional: no body is the same as an empty object.
-    preValidation: async (req) => {
-      req.body ??= {};
-    },
+    config: { bodyOptional: true },
     schema: {
       tags: ['auth'],
+      description: 'Revokes the token given in the body (`access_token`) or, without a body, the Bearer token of the request, on every instance. Always answers 200, so it cannot be used to test tokens.',
       summary: 'Revoke an access token (body field, else the Bearer header)',
       body: LogoutBody,
       response: { 200: OkResponse, ...errors(400, 413, 422) },

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { MethodName } from '../mfa/index.js';
 
-// Request objects drop unknown fields (additionalProperties false + Ajv's removeAdditional).
+// Request objects refuse unknown fields: a 422 naming the field (additionalProperties false).
 const strict = { additionalProperties: false } as const;
 const Field = (max: number) => Type.String({ maxLength: max });
 

@@ -14,31 +14,31 @@ export function domainRoutes(app: FastifyInstance, domains: DomainService, hooks
   r.post('/domains', {
     onRequest: hooks.admin,
     config: { scope: 'accounts' },
-    schema: { tags, security, summary: 'Add a mail domain', body: DomainCreateBody, response: { 201: DomainSchema, ...errors(400, 401, 403, 409, 422) } },
+    schema: { tags, security, description: 'Adds a mail domain (lowercase ASCII, IDNs in punycode). A domain that already exists is 409.', summary: 'Add a mail domain', body: DomainCreateBody, response: { 201: DomainSchema, ...errors(400, 401, 403, 409, 422) } },
     handler: async (req, reply) => reply.status(201).send(await domains.create(req.body.name)),
   });
   r.get('/domains', {
     onRequest: hooks.admin,
     config: { scope: 'accounts' },
-    schema: { tags, security, summary: 'List domains with their account and alias counts', querystring: Type.Object(PageQuery), response: { 200: PagedOf(DomainSchema, 'DomainPage'), ...errors(400, 401, 403, 422) } },
+    schema: { tags, security, description: 'Pages through the domains, by name, each with how many accounts and aliases it has.', summary: 'List domains with their account and alias counts', querystring: Type.Object(PageQuery), response: { 200: PagedOf(DomainSchema, 'DomainPage'), ...errors(400, 401, 403, 422) } },
     handler: (req) => domains.list(pageOf(req.query)),
   });
   r.get('/domains/:domain', {
     onRequest: hooks.admin,
     config: { scope: 'accounts' },
-    schema: { tags, security, summary: 'One domain', params: Param, response: { 200: DomainSchema, ...errors(400, 401, 403, 404) } },
+    schema: { tags, security, description: 'Reads one domain by name or id, with its account and alias counts.', summary: 'One domain', params: Param, response: { 200: DomainSchema, ...errors(400, 401, 403, 404) } },
     handler: (req) => domains.get(req.params.domain),
   });
   r.patch('/domains/:domain', {
     onRequest: hooks.admin,
     config: { scope: 'accounts' },
-    schema: { tags, security, summary: 'Turn a domain on or off', params: Param, body: DomainPatchBody, response: { 200: DomainSchema, ...errors(400, 401, 403, 404, 422) } },
+    schema: { tags, security, description: 'Turns a domain on or off; the answer is the domain as stored.', summary: 'Turn a domain on or off', params: Param, body: DomainPatchBody, response: { 200: DomainSchema, ...errors(400, 401, 403, 404, 422) } },
     handler: (req) => domains.setActive(req.params.domain, req.body.active),
   });
   r.delete('/domains/:domain', {
     onRequest: hooks.admin,
     config: { scope: 'accounts' },
-    schema: { tags, security, summary: 'Delete a domain that has no accounts or aliases left', params: Param, response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409) } },
+    schema: { tags, security, description: 'Deletes a domain; one that still has accounts or aliases is 409.', summary: 'Delete a domain that has no accounts or aliases left', params: Param, response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409) } },
     handler: async (req, reply) => {
       await domains.delete(req.params.domain);
       return reply.status(204).send(null);

@@ -10,6 +10,7 @@ export function healthRoutes(app: FastifyInstance, health: HealthService, hooks:
   app.get('/health', {
     schema: {
       tags: ['health'],
+      description: 'For load balancers and monitors: no credentials. 200 `ok`, or 503 `degraded` while Redis (when configured) cannot be reached.',
       summary: 'Public health check: 503 "degraded" while Redis (when configured) is out of reach',
       response: { 200: Type.Object({ status: Type.Literal('ok') }), 503: Type.Object({ status: Type.Literal('degraded') }) },
     },
@@ -22,6 +23,7 @@ export function healthRoutes(app: FastifyInstance, health: HealthService, hooks:
     onRequest: hooks.admin,
     schema: {
       tags: ['health'],
+      description: 'Whether the database and Redis answer, the schema version against the latest one, the service version and uptime.',
       summary: 'Database, Redis, schema and service version, uptime',
       security: ADMIN_SECURITY,
       response: { 200: Details, ...errors(401, 403, 429) },

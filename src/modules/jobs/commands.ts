@@ -4,6 +4,7 @@ import type { JobRunner } from './job-runner.js';
 import type { Job, SampleJobInput } from './schema.js';
 
 export { progressView } from './progress-view.js';
+import { escapeControl } from '../../shared/terminal/output.js';
 import type { ProgressView } from './progress-view.js';
 export type { ProgressView };
 
@@ -31,7 +32,7 @@ export function jobCommands(program: Command, open: OpenJobs, view: () => Progre
     .option('--json', 'print it as JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
       const job = await open((r) => r.get(id));
-      process.stdout.write((opts.json ? JSON.stringify(job, null, 2) : describeJob(job)) + '\n');
+      process.stdout.write((opts.json ? JSON.stringify(job, null, 2) : escapeControl(describeJob(job))) + '\n');
     });
   jobs
     .command('sample')
@@ -49,7 +50,7 @@ export function jobCommands(program: Command, open: OpenJobs, view: () => Progre
       try {
         const job = await open((r) => r.runHere('sample', input, (u) => display.update(u), abort.signal));
         display.end(job);
-        process.stdout.write((opts.json ? JSON.stringify(job, null, 2) : describeJob(job)) + '\n');
+        process.stdout.write((opts.json ? JSON.stringify(job, null, 2) : escapeControl(describeJob(job))) + '\n');
         if (job.state === 'failed') process.exitCode = 1;
       } finally {
         process.off('SIGINT', interrupt);

@@ -10,7 +10,7 @@ export function jobRoutes(app: FastifyInstance, runner: JobRunner, hooks: AdminH
   const tags = ['jobs'];
   r.get('/admin/jobs/:id', {
     onRequest: hooks.admin,
-    schema: { tags, security, summary: 'One job: state, progress 0..1, message and result', params: JobParam, response: { 200: JobSchema, ...errors(400, 401, 403, 404, 422) } },
+    schema: { tags, security, description: 'Reads a job started by a route that answered 202: its state (queued, running, succeeded, failed), progress from 0 to 1, the last message, and the result or the reason it failed.', summary: 'One job: state, progress 0..1, message and result', params: JobParam, response: { 200: JobSchema, ...errors(400, 401, 403, 404, 422) } },
     handler: (req) => runner.get(req.params.id),
   });
   r.post('/admin/jobs/sample', {
@@ -18,6 +18,7 @@ export function jobRoutes(app: FastifyInstance, runner: JobRunner, hooks: AdminH
     schema: {
       tags,
       security,
+      description: 'Starts a job that counts to `count` with progress, and fails on request: it proves the job runner end to end. Answers 202 with the job id to poll at /admin/jobs/{id}.',
       summary: 'Start the sample job (counts to `count`, can fail on request): a self-test of the job machinery',
       body: SampleJobBody,
       response: { 202: JobStartedSchema, ...errors(400, 401, 403, 413, 422) },

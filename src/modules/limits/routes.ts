@@ -16,7 +16,7 @@ export function limitRoutes(app: FastifyInstance, limits: { service: LimitsServi
   r.get('/admin/limits', {
     onRequest: hooks.admin,
     config,
-    schema: { tags, security, summary: 'Every limit in force: sizes in bytes, durations in seconds', response: { 200: LimitsObject, ...errors(401, 403, 429) } },
+    schema: { tags, security, summary: 'Every limit in force: sizes in bytes, durations in seconds', description: 'One object with a key per limit: the stored value, else its default (MAILSVC_<KEY>, else the built-in one).', response: { 200: LimitsObject, ...errors(401, 403, 429) } },
     handler: () => limits.service.refresh(),
   });
 
@@ -25,6 +25,7 @@ export function limitRoutes(app: FastifyInstance, limits: { service: LimitsServi
     config,
     schema: {
       tags, security, summary: 'Change any subset of the limits: an unknown key or a bad value is 422 naming it, and nothing is stored', body: LimitsPatch,
+      description: 'Sizes accept bytes or a binary suffix (50M), durations seconds or a suffix (30s, 10m, 4h, 1d, 1w). All or nothing; api-auth-* and send-rate-* hold at once, the rest after POST /admin/limits/apply.',
       response: { 200: LimitsObject, ...errors(400, 401, 403, 413, 422, 429) },
     },
     handler: (req) => limits.service.update(req.body as Record<string, unknown>),
@@ -35,6 +36,7 @@ export function limitRoutes(app: FastifyInstance, limits: { service: LimitsServi
     config,
     schema: {
       tags, security, summary: 'Render, check and reload Postfix, Rspamd, Dovecot and fail2ban with the limits; any failure restores every file',
+      description: 'Each daemon whose configuration location exists is rendered and checked with its own checker, then the running ones are reloaded; a daemon not installed is reported skipped. Any failed check or reload restores every file (409).',
       response: { 200: ApplyReport, ...errors(401, 403, 409, 429, 502, 503) },
     },
     handler: () => limits.apply(),

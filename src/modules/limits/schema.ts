@@ -12,7 +12,7 @@ export const LimitsObject = Type.Object(Object.fromEntries(LIMITS.map((l) => [l.
 /** Any subset of the limits; a value is a number or a text such as 50M or 10m. Unknown keys are refused by the service, by name. */
 export const LimitsPatch = Type.Object(
   Object.fromEntries(LIMITS.map((l) => [l.key, Type.Optional(Type.Union([Type.Number(), Type.String({ maxLength: 32 })], { description: described(l) }))])),
-  { title: 'LimitsPatch', maxProperties: 100 },
+  { title: 'LimitsPatch', maxProperties: 100, additionalProperties: false },
 );
 
 export const DaemonOutcome = Type.Object({

@@ -13,7 +13,7 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
 
   r.get('/auth/mfa', {
     onRequest: hooks.setup,
-    schema: { tags: ['mfa'], summary: 'MFA status of the administrator', security, response: { 200: MfaStatus, ...common } },
+    schema: { tags: ['mfa'], description: 'Says which second factors are enrolled (TOTP, SMS), the SMS phone and provider, how many recovery codes are left, and whether MFA is required.', summary: 'MFA status of the administrator', security, response: { 200: MfaStatus, ...common } },
     handler: () => mfa.status(),
   });
 
@@ -21,6 +21,7 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
     onRequest: hooks.setup,
     schema: {
       tags: ['mfa'],
+      description: 'Starts TOTP enrolment: returns a new secret and its otpauth URI, once. Nothing changes until /auth/mfa/totp/confirm accepts a code for it.',
       summary: 'Start TOTP enrolment: returns the secret once',
       security,
       response: { 200: TotpEnrollment, ...common, ...errors(409) },
@@ -43,7 +44,7 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
 
   r.delete('/auth/mfa/totp', {
     onRequest: hooks.setup,
-    schema: { tags: ['mfa'], summary: 'Disable TOTP and erase its secret', security, response: { 200: MfaStatus, ...common } },
+    schema: { tags: ['mfa'], description: 'Turns TOTP off and erases its secret. Needs a token earned with the second factor.', summary: 'Disable TOTP and erase its secret', security, response: { 200: MfaStatus, ...common } },
     handler: () => mfa.deleteTotp(),
   });
 
@@ -53,6 +54,7 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
     config: { mfaVerified: true },
     schema: {
       tags: ['mfa'],
+      description: 'Replaces the recovery codes with ten new ones, shown in this answer only; the old ones stop working at once.',
       summary: 'Make a new set of ten recovery codes (shown once); the old set stops working',
       security: [{ bearer: [] }],
       response: { 200: RecoveryCodesResponse, ...common, ...errors(400) },
@@ -64,6 +66,7 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
     onRequest: hooks.setup,
     schema: {
       tags: ['mfa'],
+      description: 'Changes the SMS second factor: phone number (E.164), provider and the on/off switch, checked together and stored all or nothing.',
       summary: 'Change the SMS OTP phone, provider and switch (in that order, all or nothing)',
       security,
       body: SmsConfigBody,

@@ -16,6 +16,7 @@ export function queueRoutes(app: FastifyInstance, queue: QueueService, { hooks, 
     config,
     schema: {
       tags, security, summary: 'List the mail queue, filtered by queue, sender or recipient (an address, or @domain)',
+      description: 'Read from postqueue -j as it streams, so memory stays flat however long the queue; a page of {items, total, limit, offset}.',
       querystring: QueueListQuery, response: { 200: QueuePageSchema, ...errors(400, 401, 403, 422, 502, 503) },
     },
     handler: (req) => queue.list({ queue: req.query.queue, sender: req.query.sender, recipient: req.query.recipient }, pageOf(req.query)),
@@ -23,19 +24,19 @@ export function queueRoutes(app: FastifyInstance, queue: QueueService, { hooks, 
   r.get('/admin/queue/counts', {
     onRequest: hooks.admin,
     config,
-    schema: { tags, security, summary: 'How many messages each queue holds', response: { 200: QueueCountsSchema, ...errors(401, 403, 502, 503) } },
+    schema: { tags, security, summary: 'How many messages each queue holds', description: 'Counts of the active, deferred, hold and incoming queues, read from postqueue -j.', response: { 200: QueueCountsSchema, ...errors(401, 403, 502, 503) } },
     handler: () => queue.counts(),
   });
   r.post('/admin/queue/:id/hold', {
     onRequest: hooks.admin,
     config,
-    schema: { tags, security, summary: 'Put a message on hold', params: QueueIdParam, response: { 200: QueueActionSchema, ...errors(400, 401, 403, 404, 409, 422, 502, 503) } },
+    schema: { tags, security, summary: 'Put a message on hold', description: 'postsuper -h through the privileged helper; an id not in the queue is 404, one already on hold 409.', params: QueueIdParam, response: { 200: QueueActionSchema, ...errors(400, 401, 403, 404, 409, 422, 502, 503) } },
     handler: (req) => queue.hold(req.params.id),
   });
   r.post('/admin/queue/:id/release', {
     onRequest: hooks.admin,
     config,
-    schema: { tags, security, summary: 'Release a message from hold', params: QueueIdParam, response: { 200: QueueActionSchema, ...errors(400, 401, 403, 404, 409, 422, 502, 503) } },
+    schema: { tags, security, summary: 'Release a message from hold', description: 'postsuper -H through the privileged helper; an id not in the queue is 404, one not on hold 409.', params: QueueIdParam, response: { 200: QueueActionSchema, ...errors(400, 401, 403, 404, 409, 422, 502, 503) } },
     handler: (req) => queue.release(req.params.id),
   });
   r.delete('/admin/queue/:id', {
@@ -43,6 +44,7 @@ export function queueRoutes(app: FastifyInstance, queue: QueueService, { hooks, 
     config,
     schema: {
       tags, security, summary: 'Delete a message silently, or with bounce=true return it to its sender',
+      description: 'postsuper -d drops the message; bounce=true expires it instead so that Postfix returns it to its sender with a notice.',
       params: QueueIdParam, querystring: BounceQuery, response: { 200: QueueActionSchema, ...errors(400, 401, 403, 404, 422, 502, 503) },
     },
     handler: (req) => queue.delete(req.params.id, { bounce: req.query.bounce === 'true' }),
@@ -53,6 +55,7 @@ export function queueRoutes(app: FastifyInstance, queue: QueueService, { hooks, 
     schema: {
       tags, security,
       summary: 'Delete (or with bounce=true return to their senders) every message matching the filter; dry_run=true only counts them',
+      description: 'At least one filter is required. Answers {count}: the messages matched (dry_run) or acted on.',
       querystring: QueueBulkQuery, response: { 200: QueueCountSchema, ...errors(400, 401, 403, 422, 502, 503) },
     },
     handler: (req) => {

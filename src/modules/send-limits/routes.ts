@@ -11,6 +11,7 @@ export function sendLimitRoutes(app: FastifyInstance, sendLimits: SendLimitsServ
     schema: {
       tags: ['accounts'],
       security,
+      description: 'Writes the effective send limits of every account (their own, else the MAILSVC_SEND_RATE_* defaults) to the map the policy service reads, so a change takes effect without a restart.',
       summary: "Push every account's effective send limits to the maps the policy service reads",
       response: { 200: SyncResult, ...errors(401, 403) },
     },

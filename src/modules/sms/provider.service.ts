@@ -4,6 +4,7 @@ import type { ProviderRecord, ProviderUpdateBody } from './schema.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest } from '../../shared/errors.js';
+import { refuseControlChars } from '../../shared/mail-names.js';
 import { checkPublicHttpsUrl } from '../../adapters/outbound/address-policy.js';
 import type { OutboundPolicy } from '../../adapters/outbound/address-policy.js';
 import type { ProviderRepository, ProviderRow } from './provider.repository.js';
@@ -91,6 +92,7 @@ export class ProviderService {
   async put(body: ProviderUpdate): Promise<ProviderView> {
     const code = body.code;
     if (!isProviderCode(code)) throw badRequest('Unknown provider');
+    for (const field of ['base_url', 'client_id', 'send_path', 'from_sender', 'route', 'client_secret', 'api_key'] as const) refuseControlChars(field, body[field]);
     if (body.base_url !== undefined) {
       const check = await checkPublicHttpsUrl(body.base_url, this.outbound);
       if (!check.ok) throw badRequest(`Invalid base_url: ${check.reason}`);
