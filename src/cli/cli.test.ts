@@ -73,7 +73,7 @@ describe('mailsvc admin set-password', () => {
     writeFileSync(conf, '# site settings\nMAILSVC_MFA_REQUIRED=no\nMAILSVC_MFA_ISSUER=acme\n');
     const r = await cli(dir, ['admin', 'set-password', '--stdin', '--json'], {}, `${PASSWORD}\n`);
     expectOk(r);
-    expect(json(r)).toEqual({ ok: true, settings_file: conf });
+    expect(json(r)).toEqual({ ok: true, settings_file: conf, revoked_tokens: 0 });
 
     const text = readFileSync(conf, 'utf8');
     expect(statSync(conf).mode & 0o777).toBe(0o600);

@@ -152,4 +152,5 @@ export type Database = {
   jobs: JobTable;
   admin_recovery_codes: RecoveryCodeTable;
   api_keys: ApiKeyTable;
+  admin_fingerprint: { id: number; fingerprint: string; updated_at: number };
 };
