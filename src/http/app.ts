@@ -13,6 +13,7 @@ import { registerJsonParser } from './json-parser.js';
 import { registerAuditHook } from './audit-hook.js';
 import { registerClientIp } from './client-ip.js';
 import { registerBodyTimeout } from './body-timeout.js';
+import { RequestLog } from './request-log.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -29,6 +30,8 @@ export async function buildApp(modules: Modules): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
+    // One line per request instead of Fastify's two, successful reads only at debug.
+    logController: new RequestLog(log),
     // Backstop behind registerBodyTimeout for bodies Fastify never reads (GET): Node's own plain 408.
     requestTimeout: settings.httpBodyTimeout * 2000,
     trustProxy: settings.trustedProxies.length > 0 ? settings.trustedProxies : false,

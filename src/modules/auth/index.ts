@@ -61,9 +61,12 @@ export function createAuthModule(
     const identity = { username: settings.adminUsername, passwordHash: settings.adminPasswordHash, plainPassword: settings.adminPassword };
     const { changed, first } = await new AdminFingerprint(infra).record(identity, clock.now());
     if (!changed) return;
+    // The first start on this database with nothing to revoke leaves no revocation mark behind.
+    if (first && !(await tokens.anyLive())) return;
     const revoked = await tokens.revokeAll();
     infra.changes.notify();
-    if (!first || revoked > 0) infra.log.warn({ revoked_tokens: revoked }, 'administrator password changed since the last start: every access token is revoked');
+    const why = first ? 'no record of the administrator password the tokens were issued under' : 'administrator password changed since the last start';
+    infra.log.warn({ revoked_tokens: revoked }, `${why}: every access token is revoked`);
   };
   return {
     auth,
