@@ -34,32 +34,64 @@ function assertDatabaseExists(settings: Settings): void {
   );
 }
 
+type Opened = { settings: Settings; modules: Modules; close(): Promise<void> };
+
+async function open(): Promise<Opened> {
+  const [{ loadSettings }, { createInfra, stderrLogger }, { Modules }] = await Promise.all([
+    import('../config/settings.js'),
+    import('../infra/index.js'),
+    import('./modules.js'),
+  ]);
+  const settings = loadSettings();
+  const level = process.env.MAILSVC_LOG_LEVEL ? settings.logLevel : 'warn';
+  const infra = createInfra(settings, { log: () => stderrLogger(level) });
+  return { settings, modules: new Modules(infra), close: () => infra.close() };
+}
+
+/** The newest migration applied to the configured database, or null when it has none (or no SQLite file). */
+async function applied(settings: Settings, modules: Modules): Promise<{ applied: string | null; latest: string }> {
+  const { LATEST_SCHEMA, appliedSchema } = await import('../db/migrate.js');
+  if (settings.databaseUrl.startsWith('sqlite://') && !existsSync(settings.databaseUrl.slice('sqlite://'.length))) return { applied: null, latest: LATEST_SCHEMA };
+  return { applied: await appliedSchema(modules.infra.db), latest: LATEST_SCHEMA };
+}
+
 export function runModule<M>(pick: (modules: Modules) => Promise<M>, opts: RunOptions = {}): Run<M> {
   return async (fn) => {
-    const [{ loadSettings }, { createInfra, stderrLogger }, { Modules }] = await Promise.all([
-      import('../config/settings.js'),
-      import('../infra/index.js'),
-      import('./modules.js'),
-    ]);
-    const settings = loadSettings();
-    const level = process.env.MAILSVC_LOG_LEVEL ? settings.logLevel : 'warn';
-    const infra = createInfra(settings, { log: () => stderrLogger(level) });
+    const { settings, modules, close } = await open();
     try {
       if (opts.schema !== false) {
         assertDatabaseExists(settings);
-        const { LATEST_SCHEMA, appliedSchema } = await import('../db/migrate.js');
-        const applied = await appliedSchema(infra.db);
-        if (applied !== LATEST_SCHEMA) {
+        const schema = await applied(settings, modules);
+        if (schema.applied !== schema.latest) {
           throw new CliError(
-            `the database (${settings.databaseUrl.replace(/\/\/[^@/]*@/, '//')}) has schema ${applied ?? 'none'}, this mailsvc needs ${LATEST_SCHEMA}: run mailsvc db migrate (or start the service once)`,
+            `the database (${settings.databaseUrl.replace(/\/\/[^@/]*@/, '//')}) has schema ${schema.applied ?? 'none'}, this mailsvc needs ${schema.latest}: run mailsvc db migrate (or start the service once)`,
             78,
           );
         }
       }
-      if (opts.redis === true) await infra.connectRedis();
-      return await fn(await pick(new Modules(infra)));
+      if (opts.redis === true) await modules.infra.connectRedis();
+      return await fn(await pick(modules));
     } finally {
-      await infra.close();
+      await close();
+    }
+  };
+}
+
+/**
+ * Like `runModule`, for a command that also works before the database is
+ * made (`admin set-password` on a new host): `fn` gets null when the
+ * database is missing or not migrated to this version.
+ */
+export function runModuleIfMigrated<M>(pick: (modules: Modules) => Promise<M>, opts: RunOptions = {}): Run<M | null> {
+  return async (fn) => {
+    const { settings, modules, close } = await open();
+    try {
+      const schema = await applied(settings, modules);
+      if (schema.applied !== schema.latest) return await fn(null);
+      if (opts.redis === true) await modules.infra.connectRedis();
+      return await fn(await pick(modules));
+    } finally {
+      await close();
     }
   };
 }

@@ -12,14 +12,14 @@ import { domainCommands } from '../modules/domains/commands.js';
 import { queueCommands } from '../modules/queue/commands.js';
 import { sendLimitCommands } from '../modules/send-limits/commands.js';
 import { limitCommands } from '../modules/limits/commands.js';
-import { runModule } from './cli-runner.js';
+import { runModule, runModuleIfMigrated } from './cli-runner.js';
 
 /**
  * The modules' commands, each given a way to build its own module when it
  * runs. Adding a module's commands is one line here.
  */
 export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
-  (p) => adminCommands(p, runModule((m) => Promise.resolve(m.infra.settings), { schema: false }), runModule((m) => m.admin(), { redis: true })),
+  (p) => adminCommands(p, runModule((m) => Promise.resolve(m.infra.settings), { schema: false }), runModule((m) => m.admin(), { redis: true }), runModuleIfMigrated((m) => m.admin(), { redis: true })),
   (p) => domainCommands(p, runModule((m) => m.domains())),
   (p) => accountCommands(p, runModule((m) => m.accounts(), { redis: true })),
   (p) => appPasswordCommands(p, runModule((m) => m.appPasswords(), { redis: true })),

@@ -170,9 +170,14 @@ export class Modules {
     return { mfa: mfa.service, tokens: auth.tokens, notifyChanges: () => this.infra.changes.notify() };
   }
 
-  /** What the running service sets up at start, after migrations: the app-password hash key. */
+  /**
+   * What the running service sets up at start, after migrations: the
+   * app-password hash key, and every token revoked when the administrator's
+   * password changed since the last start.
+   */
   async prepare(): Promise<void> {
     await (await this.appPasswords()).prepare();
+    await (await this.auth()).prepare();
   }
 
   /** Every module that serves HTTP, in the order their routes are registered. */

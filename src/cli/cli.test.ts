@@ -49,7 +49,8 @@ async function storeSecrets(dir: string, env: Record<string, string> = {}): Prom
 /** The three secrets open under the context's keys to what was stored, and all are sealed with `keyId`. */
 async function expectSecretsUnder(ctx: AppContext, keyId: string, totpSecret: string): Promise<void> {
   const sealed = await sealedValues(ctx.db);
-  expect(sealed).toHaveLength(4);
+  // TOTP secret, the provider's two secrets, and two service keys (app-password-hash, admin-fingerprint).
+  expect(sealed).toHaveLength(5);
   for (const s of sealed) expect(s.value.split('.')[1], `${s.table}.${s.column}`).toBe(keyId);
   const provider = await ctx.providers.sendConfig('provider_a');
   expect(provider).toMatchObject({ apiKey: 'k-123', clientSecret: 's-456' });
@@ -73,7 +74,7 @@ describe('mailsvc admin set-password', () => {
     writeFileSync(conf, '# site settings\nMAILSVC_MFA_REQUIRED=no\nMAILSVC_MFA_ISSUER=acme\n');
     const r = await cli(dir, ['admin', 'set-password', '--stdin', '--json'], {}, `${PASSWORD}\n`);
     expectOk(r);
-    expect(json(r)).toEqual({ ok: true, settings_file: conf });
+    expect(json(r)).toEqual({ ok: true, settings_file: conf, revoked_tokens: 0 });
 
     const text = readFileSync(conf, 'utf8');
     expect(statSync(conf).mode & 0o777).toBe(0o600);
@@ -190,7 +191,7 @@ describe('mailsvc secrets rotate-key', () => {
     expect(lines).toHaveLength(2);
     expect(lines[1]).toBe(oldText.trim());
     const newId = new SecretBox(Buffer.from(lines[0] ?? '', 'base64')).keyId;
-    expect(json(r)).toEqual({ key_id: newId, resealed: 4, already_current: 0, key_source: keyFile });
+    expect(json(r)).toEqual({ key_id: newId, resealed: 5, already_current: 0, key_source: keyFile });
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
 
     const ctx = await openContext(dir);
@@ -226,12 +227,12 @@ describe('mailsvc secrets rotate-key', () => {
     const r = await cli(dir, ['secrets', 'rotate-key', '--json'], { MAILSVC_SECRET_KEY: newKey, MAILSVC_SECRET_KEY_PREVIOUS: oldKey });
     expectOk(r);
     const newId = new SecretBox(Buffer.from(newKey, 'base64')).keyId;
-    expect(json(r)).toEqual({ key_id: newId, resealed: 4, already_current: 0, key_source: 'environment' });
+    expect(json(r)).toEqual({ key_id: newId, resealed: 5, already_current: 0, key_source: 'environment' });
     expect(existsSync(join(dir, 'secret.key'))).toBe(false);
 
     const again = await cli(dir, ['secrets', 'rotate-key', '--json'], { MAILSVC_SECRET_KEY: newKey });
     expectOk(again);
-    expect(json(again)).toMatchObject({ resealed: 0, already_current: 4 });
+    expect(json(again)).toMatchObject({ resealed: 0, already_current: 5 });
 
     const ctx = await openContext(dir, { MAILSVC_SECRET_KEY: newKey });
     try {
@@ -249,7 +250,7 @@ describe('mailsvc secrets rotate-key', () => {
 
     const r = await cli(dir, ['secrets', 'rotate-key', '--json'], { MAILSVC_SECRET_KEY_PREVIOUS: envKey });
     expectOk(r);
-    expect(json(r)).toMatchObject({ resealed: 4, already_current: 0 });
+    expect(json(r)).toMatchObject({ resealed: 5, already_current: 0 });
     const ctx = await openContext(dir);
     try {
       await expectSecretsUnder(ctx, String(json(r).key_id), totpSecret);

@@ -7,6 +7,7 @@ import * as m0003 from './migrations/0003_audit_jobs.js';
 import * as m0004 from './migrations/0004_recovery_api_keys.js';
 import * as m0006 from './migrations/0006_limits.js';
 import * as m0007 from './migrations/0007_routing.js';
+import * as m0008 from './migrations/0008_admin_fingerprint.js';
 
 /** Migrations in order; names sort by their numeric prefix. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_recovery_api_keys': m0004,
   '0006_limits': m0006,
   '0007_routing': m0007,
+  '0008_admin_fingerprint': m0008,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

@@ -158,4 +158,5 @@ export type Database = {
   limits: LimitTable;
   /** One row (id 1): locked by every change to the address space. */
   mail_routing: { id: number; version: number };
+  admin_fingerprint: { id: number; fingerprint: string; updated_at: number };
 };

@@ -37,6 +37,11 @@ function targetOf(params: unknown, body: unknown): string | null {
   return null;
 }
 
+/** A route option that holds no hook, one, or a list. */
+function hookList(h: unknown): unknown[] {
+  return h === undefined ? [] : Array.isArray(h) ? h : [h];
+}
+
 /**
  * Records every state-changing request of an authenticated administrator
  * (and logout) once its answer has gone out: who, from where, what, and the
@@ -48,20 +53,17 @@ export function registerAuditHook(app: FastifyInstance, audit: AuditService, tok
   const loggingOut = new WeakMap<FastifyRequest, { subject: string; tokenId: string } | null>();
   const key = (req: FastifyRequest): string => `${req.method} ${req.routeOptions.url ?? ''}`;
 
-  app.addHook('onError', async (req, _reply, err) => {
+  const onError = async (req: FastifyRequest, _reply: unknown, err: FastifyError | Error): Promise<void> => {
     errors.set(req, errorCode(err));
-  });
+  };
   // Logout revokes its token: read whose it is before the handler does.
-  app.addHook('preHandler', async (req) => {
-    if (key(req) !== LOGOUT) return;
+  const beforeLogout = async (req: FastifyRequest): Promise<void> => {
     const body = req.body as { access_token?: string } | undefined;
     const token = body?.access_token ?? /^bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
     loggingOut.set(req, token ? await tokenOwner(token).catch(() => null) : null);
-  });
-  app.addHook('onResponse', async (req, reply) => {
-    if (READ_ONLY.has(req.method) || req.routeOptions.url === undefined) return;
+  };
+  const onResponse = async (req: FastifyRequest, reply: { statusCode: number }): Promise<void> => {
     const action = key(req);
-    if (NOT_AUDITED.has(action)) return;
     const who = action === LOGOUT ? (loggingOut.get(req) ?? null) : req.admin ? { subject: req.admin.subject, tokenId: req.admin.tokenId } : undefined;
     // Requests that never authenticated are failed sign-ins: the auth log has them.
     if (who === undefined) return;
@@ -76,5 +78,14 @@ export function registerAuditHook(app: FastifyInstance, audit: AuditService, tok
       summary: summarize(req.query, req.body),
       result,
     });
+  };
+  // The hooks go on the state-changing routes only, as each is declared: a read pays for none of them.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.every((m) => READ_ONLY.has(m))) return;
+    if (methods.every((m) => NOT_AUDITED.has(`${m} ${route.url}`))) return;
+    route.onError = [...hookList(route.onError), onError] as typeof route.onError;
+    route.onResponse = [...hookList(route.onResponse), onResponse] as typeof route.onResponse;
+    if (methods.some((m) => `${m} ${route.url}` === LOGOUT)) route.preHandler = [...hookList(route.preHandler), beforeLogout] as typeof route.preHandler;
   });
 }

@@ -37,9 +37,18 @@ export function canonicalIp(raw: string): string | null {
  */
 export function registerClientIp(app: FastifyInstance, trustingProxies: boolean, log: Logger): void {
   const throttle = new LogThrottle(60_000);
+  // A connection's peer does not change: its address is worked out once per connection, not per request.
+  const bySocket = new WeakMap<object, string>();
   const socketIp = (req: FastifyRequest): string => {
-    const raw = req.socket.remoteAddress ?? '';
-    return canonicalIp(raw) ?? (raw === '' ? 'unknown' : raw);
+    const socket = req.socket;
+    let ip = bySocket.get(socket);
+    if (ip === undefined) {
+      const raw = socket.remoteAddress ?? '';
+      ip = canonicalIp(raw) ?? (raw === '' ? 'unknown' : raw);
+      // Before the socket is connected (or after it closed) there is no address to keep.
+      if (raw !== '') bySocket.set(socket, ip);
+    }
+    return ip;
   };
   app.decorateRequest('clientIp', {
     getter(this: FastifyRequest): string {

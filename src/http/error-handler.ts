@@ -58,8 +58,8 @@ export function errorHandler(error: FastifyError | AppError | Error, request: Fa
     // Among the auth errors only login's 429 carries Retry-After; a 503 always may.
     const retry = (status === 429 && request.routeOptions.config.retryAfter === true) || status === 503;
     if (retry && error.extra.retryAfter !== undefined) reply.header('retry-after', String(error.extra.retryAfter));
-    if (status === 503) request.log.warn({ code: error.code }, error.detail);
-    else if (status >= 500) request.log.error({ code: error.code }, error.detail);
+    if (status === 503) request.log.warn({ reqId: request.id, code: error.code }, error.detail);
+    else if (status >= 500) request.log.error({ reqId: request.id, code: error.code }, error.detail);
     const body: { detail: string; errors?: { path: string; message: string }[] } = {
       detail: status === 500 ? 'Internal server error' : error.detail,
     };
@@ -77,6 +77,6 @@ export function errorHandler(error: FastifyError | AppError | Error, request: Fa
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return reply.status(fe.statusCode).send({ detail: fe.message });
   }
-  request.log.error({ err: error }, 'unhandled error');
+  request.log.error({ reqId: request.id, err: error }, 'unhandled error');
   return reply.status(500).send({ detail: 'Internal server error' });
 }

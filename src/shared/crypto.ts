@@ -1,11 +1,12 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export function randomId(bytes = 16): string {
   return randomBytes(bytes).toString('base64url');
 }
 
+/** One-shot `crypto.hash`: no Hash object per call (this runs on every authenticated request). */
 export function sha256(input: string | Buffer): Buffer {
-  return createHash('sha256').update(input).digest();
+  return hash('sha256', input, 'buffer');
 }
 
 export function hmacSha256(key: Buffer, input: string): Buffer {

@@ -8,7 +8,6 @@
  */
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
-import { Agent, request } from 'undici';
 import { defaultResolver, evaluateOutboundUrl, type OutboundPolicy, type Resolver } from './address-policy.js';
 
 /** The outgoing call was refused by the address policy; `message` is the short reason. */
@@ -74,6 +73,8 @@ export async function postJsonPinned(url: string, opts: PostJsonOptions): Promis
   if (!addresses || addresses.length === 0) throw new OutboundRefused('host does not resolve');
 
   const timeoutMs = opts.timeoutMs;
+  // undici (over a hundred modules) is loaded by the first outbound call, not at every start.
+  const { Agent, request } = await import('undici');
   const agent = new Agent({
     connections: 1,
     pipelining: 1,

@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
 import { AppError } from '../../shared/errors.js';
 import { checkPublicHttpsUrl, defaultResolver, type Resolver } from '../outbound/address-policy.js';
 import { OutboundRefused, postJsonPinned, MAX_RESPONSE_BYTES } from '../outbound/pinned-request.js';
-import { buildSmsTargetUrl, sendSms, type SmsSendRequest } from './sms-http.adapter.js';
+import { buildSmsTargetUrl, sendSms, SmsSendFailure, type SmsSendRequest } from './sms-http.adapter.js';
 import { probeTlsHandshake, startFakeSmsProvider, testCaTrustProblem, type FakeSmsProvider } from '../../../test/helpers/fake-sms-provider.js';
 
 const SECRET = 'cs-very-secret-4711';
@@ -103,9 +103,11 @@ describe('sendSms against a local HTTPS provider', () => {
     expect(provider.requests).toHaveLength(1);
   });
 
-  it.each([400, 401, 404, 503])('treats HTTP %i as a provider error', async (status) => {
+  it.each([400, 401, 404, 503])('treats HTTP %i as a provider error, the status in its cause', async (status) => {
     provider.respondWith(status);
-    expectProviderError(await catchError(sendSms(smsRequest(), allowProvider())));
+    const err = await catchError(sendSms(smsRequest(), allowProvider()));
+    expectProviderError(err);
+    expect(err.cause).toMatchObject({ status, message: `provider answered HTTP ${status}` });
   });
 
   it('does not follow a 302 redirect', async () => {
@@ -117,7 +119,8 @@ describe('sendSms against a local HTTPS provider', () => {
   it('refuses 127.0.0.1 without an allow-list entry, before connecting', async () => {
     const err = await catchError(sendSms(smsRequest(), { allowHosts: [] }));
     expectProviderError(err);
-    expect(err.cause).toBeInstanceOf(OutboundRefused);
+    expect(err.cause).toBeInstanceOf(SmsSendFailure);
+    expect((err.cause as SmsSendFailure).message).toMatch(/^refused: /);
     expect(provider.requests).toHaveLength(0);
     expect(provider.connections()).toBe(0);
   });

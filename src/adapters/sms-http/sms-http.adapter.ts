@@ -48,17 +48,29 @@ export function buildSmsTargetUrl(baseUrl: string, sendPath: string): { ok: true
 }
 
 /**
+ * Why a send failed, safe to log: the provider's HTTP status (null when no
+ * answer came) and a short reason that never holds a credential, the phone,
+ * the message or the provider's answer.
+ */
+export class SmsSendFailure extends Error {
+  override readonly name = 'SmsSendFailure';
+  constructor(readonly status: number | null, reason: string) {
+    super(reason);
+  }
+}
+
+/**
  * A cause that is safe to keep: the policy's fixed reason, or only the name and
  * code of a transport error (never its message, which may quote the URL).
  */
-function safeCause(err: unknown): Error {
-  if (err instanceof OutboundRefused) return new OutboundRefused(err.message);
+function safeCause(err: unknown): SmsSendFailure {
+  if (err instanceof OutboundRefused) return new SmsSendFailure(null, `refused: ${err.message}`);
   const name = err instanceof Error ? err.name : 'Error';
   const code = (err as { code?: unknown } | null)?.code;
-  return new Error(typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? `${name} ${code}` : name);
+  return new SmsSendFailure(null, `no answer: ${typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? `${name} ${code}` : name}`);
 }
 
-function providerError(cause: Error): AppError {
+function providerError(cause: SmsSendFailure): AppError {
   const err = new AppError('upstream', SMS_PROVIDER_ERROR);
   err.cause = cause;
   return err;
@@ -75,7 +87,7 @@ export async function sendSms(
   timeoutMs: number = SMS_TIMEOUT_MS,
 ): Promise<void> {
   const target = buildSmsTargetUrl(req.baseUrl, req.sendPath);
-  if (!target.ok) throw providerError(new OutboundRefused(target.reason));
+  if (!target.ok) throw providerError(new SmsSendFailure(null, `refused: ${target.reason}`));
 
   let status: number;
   try {
@@ -94,5 +106,5 @@ export async function sendSms(
   } catch (err) {
     throw providerError(safeCause(err));
   }
-  if (status < 200 || status > 299) throw providerError(new Error(`provider answered HTTP ${status}`));
+  if (status < 200 || status > 299) throw providerError(new SmsSendFailure(status, `provider answered HTTP ${status}`));
 }

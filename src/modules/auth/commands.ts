@@ -7,17 +7,21 @@ import type { Run } from '../command-types.js';
 import type { MfaService } from '../mfa/index.js';
 import type { TokenService } from './token.service.js';
 
-/** `set-password` needs only the settings (`runSettings`); `mfa reset` the database, checked first (`run`). */
+/**
+ * `set-password` needs the settings (`runSettings`) and, when the database is
+ * there and migrated, the tokens to revoke (`runIfMigrated`, null otherwise);
+ * `mfa reset` the database, checked first (`run`).
+ */
 export type AdminDeps = { mfa: MfaService; tokens: TokenService; notifyChanges(): void };
 
 const MIN_PASSWORD = 12;
 
-export function adminCommands(program: Command, runSettings: Run<Settings>, run: Run<AdminDeps>): void {
+export function adminCommands(program: Command, runSettings: Run<Settings>, run: Run<AdminDeps>, runIfMigrated: Run<AdminDeps | null>): void {
   const admin = program.command('admin').description('the administrator identity');
 
   admin
     .command('set-password')
-    .description('ask for a new administrator password (twice, without echo) and write its argon2id hash to the settings file')
+    .description('ask for a new administrator password (twice, without echo), revoke every access token and write its argon2id hash to the settings file')
     .option('--stdin', 'read the password from the first line of standard input instead of asking')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { stdin?: boolean; json?: boolean }) => {
@@ -33,9 +37,20 @@ export function adminCommands(program: Command, runSettings: Run<Settings>, run:
       if (password.length < MIN_PASSWORD) throw new CliError(`the password must have at least ${MIN_PASSWORD} characters; nothing was changed`, 2);
       // argon2 and the settings writer are loaded here, not for every `mailsvc` start.
       const [{ writeSettingsKey }, { hashPassword }] = await Promise.all([import('../../config/settings-file.js'), import('../../shared/password-hash.js')]);
-      writeSettingsKey(settings.configFile, 'MAILSVC_ADMIN_PASSWORD_HASH', await hashPassword(password));
-      output(opts.json, { ok: true, settings_file: settings.configFile }, () =>
-        `Password hash written to ${settings.configFile}. Restart the service (systemctl restart mailsvc) to use it.` +
+      const hash = await hashPassword(password);
+      // Every token goes now (a running service drops its cache; Redis tells the other instances), and again
+      // at the next start, which sees a new password: tokens signed in meanwhile with the old one go too.
+      const revoked = await runIfMigrated(async (m) => {
+        if (m === null) return null;
+        const n = await m.tokens.revokeAll();
+        m.notifyChanges();
+        return n;
+      });
+      writeSettingsKey(settings.configFile, 'MAILSVC_ADMIN_PASSWORD_HASH', hash);
+      output(opts.json, { ok: true, settings_file: settings.configFile, revoked_tokens: revoked ?? 0 }, () =>
+        `Password hash written to ${settings.configFile}. ` +
+        (revoked === null ? 'No migrated database yet, so no access token to revoke. ' : `${revoked} access token(s) revoked. `) +
+        'Restart the service (systemctl restart mailsvc) to use it.' +
         (process.env.MAILSVC_ADMIN_PASSWORD_HASH ? '\nNote: MAILSVC_ADMIN_PASSWORD_HASH is set in the environment and wins over the file.' : ''),
       );
     });

@@ -6,6 +6,7 @@ import type { ApiKeyVerifier } from '../api-keys/index.js';
 import { SmsSendLimits } from './sms-send-limits.js';
 import type { RouteKit } from '../route-types.js';
 import { AdminCredentials } from './admin-credentials.js';
+import { AdminFingerprint } from './admin-fingerprint.js';
 import { AdminGuard } from './admin-guard.js';
 import { AuthService } from './auth.service.js';
 import { MemoryChallengeStore, RedisChallengeStore } from './challenge-store.js';
@@ -24,7 +25,7 @@ export type { LockoutLimits } from './lockout.js';
 
 /** Sign-in, tokens, the lockout and the guard of every Admin endpoint. */
 export function createAuthModule(
-  infra: Pick<Infra, 'db' | 'redis' | 'box' | 'clock' | 'settings' | 'authLog'>,
+  infra: Pick<Infra, 'db' | 'dialect' | 'redis' | 'box' | 'clock' | 'settings' | 'authLog' | 'log' | 'changes'>,
   deps: { mfa: MfaService; sms: SmsSender; apiKeys: ApiKeyVerifier; lockoutLimits?: () => LockoutLimits },
 ) {
   const { settings, redis, clock } = infra;
@@ -58,10 +59,27 @@ export function createAuthModule(
     smsLimits: new SmsSendLimits({ perIpHour: settings.smsSendsPerIpHour, perPhoneHour: settings.smsSendsPerPhoneHour }, redis),
   });
   const guard = new AdminGuard({ tokens, credentials, lockout, mfa: deps.mfa, authLog: infra.authLog, apiKeys: deps.apiKeys, passwordAloneAllowed: auth.passwordAloneAllowed });
+  /**
+   * At the service's start: a password (hash) other than the one the service
+   * last started with revokes every token, here, in Redis for the other
+   * instances, and through the change signal for those on this host.
+   */
+  const prepare = async (): Promise<void> => {
+    const identity = { username: settings.adminUsername, passwordHash: settings.adminPasswordHash, plainPassword: settings.adminPassword };
+    const { changed, first } = await new AdminFingerprint(infra).record(identity, clock.now());
+    if (!changed) return;
+    // The first start on this database with nothing to revoke leaves no revocation mark behind.
+    if (first && !(await tokens.anyLive())) return;
+    const revoked = await tokens.revokeAll();
+    infra.changes.notify();
+    const why = first ? 'no record of the administrator password the tokens were issued under' : 'administrator password changed since the last start';
+    infra.log.warn({ revoked_tokens: revoked }, `${why}: every access token is revoked`);
+  };
   return {
     auth,
     guard,
     tokens,
+    prepare,
     lockout,
     mfa: deps.mfa,
     routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).authRoutes(app, auth, kit.errors),

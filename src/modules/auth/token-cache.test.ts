@@ -42,7 +42,7 @@ describe('in-process caches of tokens and the MFA record', () => {
     // An MFA-verified token the service has cached.
     const issued = await t.ctx.tokens.issue('admin', true);
     const bearer = `Bearer ${issued.access_token}`;
-    expect((await call(t, 'GET', '/auth/mfa', bearer)).body.methods).toEqual(['totp']);
+    expect((await call(t, 'GET', '/auth/mfa', bearer)).body).toMatchObject({ methods: ['totp'], recovery_codes_remaining: 10 });
 
     // What `mailsvc admin mfa reset` does, from a context of its own (another process's view).
     const cli = await createContext(t.settings, { migrate: false });
@@ -56,6 +56,6 @@ describe('in-process caches of tokens and the MFA record', () => {
     expect(await eventually(async () => (await call(t, 'GET', '/auth/mfa', bearer)).status === 401)).toBe(true);
     const fresh = await t.ctx.tokens.issue('admin', true);
     const status = await call(t, 'GET', '/auth/mfa', `Bearer ${fresh.access_token}`);
-    expect(status.body).toMatchObject({ totp_enabled: false, methods: [] });
+    expect(status.body).toMatchObject({ totp_enabled: false, methods: [], recovery_codes_remaining: 0 });
   });
 });

@@ -23,6 +23,12 @@ export class TokenRepository {
     return Number(r.numUpdatedRows);
   }
 
+  /** How many tokens are live (not revoked, not expired). */
+  async countLive(at: number): Promise<number> {
+    const r = await this.db.selectFrom('access_tokens').select((eb) => eb.fn.countAll<number | string>().as('n')).where('revoked_at', 'is', null).where('expires_at', '>', at).executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
   /** Revokes the live tokens issued without a second factor; returns them (id and expiry). */
   async revokeUnverified(at: number): Promise<{ id: string; expires_at: number }[]> {
     const rows = await this.db

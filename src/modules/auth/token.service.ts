@@ -15,7 +15,8 @@ const CACHE_MAX = 10_000;
 /** A cached row is read again after this long, whatever happens. */
 const CACHE_MAX_AGE_MS = 30_000;
 
-type Cached = { row: TokenRow; at: number };
+/** The row as read, and its stored digest decoded once. */
+type Cached = { row: TokenRow; at: number; digest: Buffer };
 
 function split(token: string): { id: string; secret: string } | null {
   const dot = token.indexOf('.');
@@ -61,24 +62,27 @@ export class TokenService {
     return { access_token: `${id}.${secret}`, token_type: 'bearer', expires_in: this.ttlSeconds, mfa_verified: mfaVerified };
   }
 
-  private async row(id: string, now: number): Promise<TokenRow | undefined> {
+  private async entry(id: string, now: number): Promise<Cached | undefined> {
     const hit = this.cache.get(id);
-    if (hit && now - hit.at < CACHE_MAX_AGE_MS) return hit.row;
+    if (hit && now - hit.at < CACHE_MAX_AGE_MS) return hit;
     const row = await this.repo.findById(id);
     if (!row) return undefined;
     if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(id, { row, at: now });
-    return row;
+    const entry = { row, at: now, digest: Buffer.from(row.secret_hash, 'hex') };
+    this.cache.set(id, entry);
+    return entry;
   }
 
   async validate(token: string): Promise<TokenPrincipal | null> {
     const parts = split(token);
     if (!parts) return null;
     const now = this.clock.now();
-    const row = await this.row(parts.id, now);
-    if (!row || row.revoked_at !== null || row.expires_at <= now || row.purpose !== 'admin') return null;
+    const entry = await this.entry(parts.id, now);
+    if (!entry) return null;
+    const row = entry.row;
+    if (row.revoked_at !== null || row.expires_at <= now || row.purpose !== 'admin') return null;
     // Both sides are SHA-256 digests of equal length: one constant-time compare.
-    const stored = Buffer.from(row.secret_hash, 'hex');
+    const stored = entry.digest;
     const given = sha256(parts.secret);
     if (stored.length !== given.length || !timingSafeEqual(given, stored)) return null;
     if (await this.revocations.isRevoked(row.id, row.created_at)) return null;
@@ -94,6 +98,11 @@ export class TokenService {
     this.cache.delete(principal.tokenId);
     await this.repo.revoke(principal.tokenId, now);
     await this.revocations.revoke(principal.tokenId, (row?.expires_at ?? now + this.ttlSeconds * 1000) - now);
+  }
+
+  /** Whether any token is live, in the database. */
+  async anyLive(): Promise<boolean> {
+    return (await this.repo.countLive(this.clock.now())) > 0;
   }
 
   async revokeAll(): Promise<number> {

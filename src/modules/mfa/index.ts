@@ -23,17 +23,22 @@ export type MfaDeps = {
 export function createMfaModule(infra: Pick<Infra, 'db' | 'redis' | 'box' | 'clock' | 'settings' | 'log'>, deps: MfaDeps) {
   const { settings } = infra;
   // Without Redis every instance is alone: the record is cached in the process (host commands signal changes).
-  const repo = new MfaRepository(infra.db, infra.redis === undefined);
+  const alone = infra.redis === undefined;
+  const repo = new MfaRepository(infra.db, alone);
+  const recovery = new RecoveryCodeService(new RecoveryCodeRepository(infra.db), infra.box.derive('recovery-code'), infra.clock, infra.log, alone, deps.onRecoveryCodeUsed);
   const service = new MfaService(repo, deps.providers, infra.box, infra.clock, {
     issuer: settings.mfaIssuer,
     mfaRequired: settings.mfaRequired,
     smsDefaultRegion: settings.smsDefaultRegion as CountryCode | undefined,
-    recovery: new RecoveryCodeService(new RecoveryCodeRepository(infra.db), infra.box.derive('recovery-code'), infra.clock, infra.log, deps.onRecoveryCodeUsed),
+    recovery,
     onFactorEnrolled: deps.onFactorEnrolled,
   });
   return {
     service,
-    dropCache: () => repo.dropCache(),
+    dropCache: () => {
+      repo.dropCache();
+      recovery.dropCache();
+    },
     routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).mfaRoutes(app, service, kit.hooks, kit.errors),
   };
 }

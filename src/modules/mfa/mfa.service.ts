@@ -1,4 +1,3 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { CountryCode } from 'libphonenumber-js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
@@ -148,7 +147,9 @@ export class MfaService {
     return step !== null && this.repo.acceptTotpStep(step, now);
   }
 
-  normalizePhone(phone: string): string {
+  /** libphonenumber-js and its metadata are loaded by the first phone number, not at every start. */
+  async normalizePhone(phone: string): Promise<string> {
+    const { parsePhoneNumberFromString } = await import('libphonenumber-js');
     const parsed = parsePhoneNumberFromString(phone, this.opts.smsDefaultRegion);
     if (!parsed || !parsed.isValid()) throw badRequest('Invalid phone number');
     return parsed.number;
@@ -161,6 +162,8 @@ export class MfaService {
     if (body.enabled === true) {
       for (const code of PROVIDER_CODES) configured.set(code, await this.providers.hasCredentials(code));
     }
+    // Read before the transaction, which then holds the database only for its own work.
+    const normalized = body.phone !== undefined && body.phone !== '' ? await this.normalizePhone(body.phone) : null;
     await this.repo.transaction(async (tx) => {
       const row = await this.repo.get(tx);
       const next: Partial<AdminMfaRow> = {};
@@ -172,7 +175,7 @@ export class MfaService {
           next.sms_phone = null;
           next.sms_enabled = 0;
         } else {
-          phone = this.normalizePhone(body.phone);
+          phone = normalized;
           next.sms_phone = phone;
         }
       }

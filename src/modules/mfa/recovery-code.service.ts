@@ -27,14 +27,34 @@ function normalize(code: string): string {
  * secret key, so the table alone does not allow guessing them offline.
  */
 export class RecoveryCodeService {
+  private count: number | null = null;
+  /** Bumped by every write: a count read while one ran is not kept. */
+  private generation = 0;
+
+  /**
+   * `cache`: keep the number of unused codes in memory between writes (it is
+   * in every MFA status). Only for a single instance (no Redis), like the MFA
+   * record: every write goes through this object or a host command that
+   * signals the service to drop it.
+   */
   constructor(
     private readonly repo: RecoveryCodeRepository,
     private readonly key: Buffer,
     private readonly clock: Clock,
     private readonly log: Logger,
+    private readonly cache = false,
     /** Told of every code used (the audit log): a sign-in without the authenticator is worth a record. */
     private readonly onUsed: (event: { ip: string; remaining: number }) => Promise<unknown> = () => Promise.resolve(),
   ) {}
+
+  private changed(): void {
+    this.count = null;
+    this.generation += 1;
+  }
+
+  dropCache(): void {
+    this.changed();
+  }
 
   private hash(code: string): string {
     return hmacSha256(this.key, normalize(code)).toString('hex');
@@ -44,23 +64,40 @@ export class RecoveryCodeService {
   async regenerate(): Promise<string[]> {
     const now = this.clock.now();
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newCode);
-    await this.repo.replaceAll(codes.map((c) => ({ id: randomId(12), code_hash: this.hash(c), created_at: now, used_at: null })));
+    this.changed();
+    try {
+      await this.repo.replaceAll(codes.map((c) => ({ id: randomId(12), code_hash: this.hash(c), created_at: now, used_at: null })));
+    } finally {
+      this.changed();
+    }
     return codes;
   }
 
-  remaining(): Promise<number> {
-    return this.repo.countUnused();
+  async remaining(): Promise<number> {
+    if (this.count !== null) return this.count;
+    const generation = this.generation;
+    const n = await this.repo.countUnused();
+    if (this.cache && generation === this.generation) this.count = n;
+    return n;
   }
 
-  erase(): Promise<void> {
-    return this.repo.deleteAll();
+  async erase(): Promise<void> {
+    this.changed();
+    try {
+      await this.repo.deleteAll();
+    } finally {
+      this.changed();
+    }
   }
 
   /** True once per code: the code is used up in the same statement that checks it. */
   async use(code: string, ip: string): Promise<boolean> {
     const normalized = normalize(code);
     if (normalized.length !== GROUP * 2) return false;
-    if (!(await this.repo.markUsed(this.hash(normalized), this.clock.now()))) return false;
+    this.changed();
+    const used = await this.repo.markUsed(this.hash(normalized), this.clock.now());
+    this.changed();
+    if (!used) return false;
     const remaining = await this.repo.countUnused();
     this.log.warn({ event: 'mfa.recovery_code_used', ip, remaining }, `a recovery code was used to sign in; ${remaining} left`);
     await this.onUsed({ ip, remaining }).catch((err: unknown) =>

@@ -14,9 +14,9 @@ export type { SendFn, SmsSender } from './sms.service.js';
 /** What MFA asks of the providers: can this one send? */
 export type ProviderCredentials = Pick<ProviderService, 'hasCredentials'>;
 
-export function createSmsModule(infra: Pick<Infra, 'db' | 'dialect' | 'box' | 'clock' | 'settings' | 'outbound'>, opts: { sendSms?: SendFn | undefined } = {}) {
+export function createSmsModule(infra: Pick<Infra, 'db' | 'dialect' | 'box' | 'clock' | 'settings' | 'outbound' | 'log'>, opts: { sendSms?: SendFn | undefined } = {}) {
   const providers = new ProviderService(new ProviderRepository(infra.db, infra.dialect), infra.box, infra.clock, infra.settings.smsProviders, infra.outbound);
-  const sender = new SmsSender(providers, infra.outbound, opts.sendSms);
+  const sender = new SmsSender(providers, infra.outbound, () => infra.log, opts.sendSms);
   return {
     providers,
     sender,
