@@ -5,6 +5,7 @@ import * as m0001 from './migrations/0001_auth.js';
 import * as m0002 from './migrations/0002_mail.js';
 import * as m0003 from './migrations/0003_audit_jobs.js';
 import * as m0004 from './migrations/0004_recovery_api_keys.js';
+import * as m0005 from './migrations/0005_bans_firewall.js';
 
 /** Migrations in order; names sort by their numeric prefix. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0002_mail': m0002,
   '0003_audit_jobs': m0003,
   '0004_recovery_api_keys': m0004,
+  '0005_bans_firewall': m0005,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

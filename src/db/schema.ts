@@ -139,6 +139,21 @@ export type ApiKeyTable = {
   revoked_at: number | null;
 };
 
+/** A manual ban: the reason mailsvc keeps; fail2ban holds the ban itself. */
+export type BanTable = { ip: string; reason: string; banned_by: string; banned_at: number };
+
+/** The one row (id 1) of firewall settings; `pending_*`/`previous_*` while a forced ruleset awaits confirmation. */
+export type FirewallSettingsTable = {
+  id: number;
+  enabled: string;
+  rules_json: string;
+  updated_at: number;
+  pending_id: string | null;
+  pending_deadline: number | null;
+  previous_enabled: string | null;
+  previous_rules_json: string | null;
+};
+
 export type Database = {
   admin_mfa: AdminMfaTable;
   sms_providers: SmsProviderTable;
@@ -152,4 +167,6 @@ export type Database = {
   jobs: JobTable;
   admin_recovery_codes: RecoveryCodeTable;
   api_keys: ApiKeyTable;
+  bans: BanTable;
+  firewall_settings: FirewallSettingsTable;
 };
