@@ -10,6 +10,7 @@ import { auditCommands } from '../modules/audit/commands.js';
 import { jobCommands, progressView } from '../modules/jobs/commands.js';
 import { domainCommands } from '../modules/domains/commands.js';
 import { banCommands } from '../modules/bans/commands.js';
+import { firewallCommands } from '../modules/firewall/commands.js';
 import { sendLimitCommands } from '../modules/send-limits/commands.js';
 import { runModule } from './cli-runner.js';
 
@@ -27,5 +28,6 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => apiKeyCommands(p, runModule((m) => m.apiKeys())),
   (p) => auditCommands(p, (fn) => runModule((m) => m.audit())((a) => fn(a.service))),
   (p) => banCommands(p, runModule((m) => m.bans())),
+  (p) => firewallCommands(p, runModule((m) => m.firewall())),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

@@ -3,6 +3,7 @@ import type { Infra } from '../infra/index.js';
 import type { AccountLookup, AccountsModule } from '../modules/accounts/index.js';
 import type { AliasesModule } from '../modules/aliases/index.js';
 import type { BansModule } from '../modules/bans/index.js';
+import type { FirewallModule } from '../modules/firewall/index.js';
 import type { AppPasswordsModule } from '../modules/app-passwords/index.js';
 import type { AdminDeps } from '../modules/auth/commands.js';
 import type { AuthModule } from '../modules/auth/index.js';
@@ -119,6 +120,10 @@ export class Modules {
     return this.once('bans', async () => (await import('../modules/bans/index.js')).createBansModule(this.infra));
   }
 
+  firewall(): Promise<FirewallModule> {
+    return this.once('firewall', async () => (await import('../modules/firewall/index.js')).createFirewallModule(this.infra));
+  }
+
   /** What `admin mfa reset` needs. */
   async admin(): Promise<AdminDeps> {
     const [mfa, auth] = await Promise.all([this.mfa(), this.auth()]);
@@ -134,7 +139,7 @@ export class Modules {
   http(): Promise<HttpModule[]> {
     return Promise.all([
       this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
-      this.apiKeys(), this.audit(), this.jobs(), this.bans(),
+      this.apiKeys(), this.audit(), this.jobs(), this.bans(), this.firewall(),
     ]);
   }
 

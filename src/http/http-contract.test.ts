@@ -38,6 +38,7 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'GET /admin/audit', 'GET /admin/jobs/{id}', 'POST /admin/jobs/sample',
         'POST /auth/mfa/recovery-codes', 'POST /auth/api-keys', 'GET /auth/api-keys', 'DELETE /auth/api-keys/{id}',
         'GET /admin/bans', 'POST /admin/bans', 'DELETE /admin/bans/{ip}',
+        'GET /admin/firewall', 'PUT /admin/firewall', 'POST /admin/firewall/confirm',
       ].sort(),
     );
     // The new routes carry their schemas: the key's body, the answer shown once, the scopes as an enum.

@@ -4,7 +4,7 @@ import { table } from '../../shared/terminal/options.js';
 import { recordsChanges } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { BanService } from './ban.service.js';
-import { sshCaller } from './ban-guard.js';
+import { sshCaller } from '../../shared/ssh-caller.js';
 import type { BanView } from './schema.js';
 
 const when = (iso: string | null): string => (iso === null ? '-' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z'));
