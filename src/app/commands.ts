@@ -10,6 +10,8 @@ import { auditCommands } from '../modules/audit/commands.js';
 import { jobCommands, progressView } from '../modules/jobs/commands.js';
 import { domainCommands } from '../modules/domains/commands.js';
 import { queueCommands } from '../modules/queue/commands.js';
+import { banCommands } from '../modules/bans/commands.js';
+import { firewallCommands } from '../modules/firewall/commands.js';
 import { sendLimitCommands } from '../modules/send-limits/commands.js';
 import { limitCommands } from '../modules/limits/commands.js';
 import { runModule, runModuleIfMigrated } from './cli-runner.js';
@@ -30,5 +32,7 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   // The queue lives in Postfix, not in the database: no schema check (the audit record still needs one).
   (p) => queueCommands(p, runModule((m) => m.queue(), { schema: false })),
   (p) => limitCommands(p, runModule((m) => m.limits(), { redis: true })),
+  (p) => banCommands(p, runModule((m) => m.bans())),
+  (p) => firewallCommands(p, runModule((m) => m.firewall())),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

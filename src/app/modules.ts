@@ -2,6 +2,8 @@ import type { MailSessionKicker } from '../adapters/dovecot/doveadm.js';
 import type { Infra } from '../infra/index.js';
 import type { AccountLookup, AccountsModule } from '../modules/accounts/index.js';
 import type { AliasesModule } from '../modules/aliases/index.js';
+import type { BansModule } from '../modules/bans/index.js';
+import type { FirewallModule } from '../modules/firewall/index.js';
 import type { AppPasswordsModule } from '../modules/app-passwords/index.js';
 import type { AdminDeps } from '../modules/auth/commands.js';
 import type { AuthModule } from '../modules/auth/index.js';
@@ -164,6 +166,14 @@ export class Modules {
     return this.once('jobs', async () => (await import('../modules/jobs/index.js')).createJobsModule(this.infra));
   }
 
+  bans(): Promise<BansModule> {
+    return this.once('bans', async () => (await import('../modules/bans/index.js')).createBansModule(this.infra));
+  }
+
+  firewall(): Promise<FirewallModule> {
+    return this.once('firewall', async () => (await import('../modules/firewall/index.js')).createFirewallModule(this.infra));
+  }
+
   /** What `admin mfa reset` needs. */
   async admin(): Promise<AdminDeps> {
     const [mfa, auth] = await Promise.all([this.mfa(), this.auth()]);
@@ -184,7 +194,7 @@ export class Modules {
   http(): Promise<HttpModule[]> {
     return Promise.all([
       this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
-      this.apiKeys(), this.audit(), this.jobs(), this.queue(), this.limits(),
+      this.apiKeys(), this.audit(), this.jobs(), this.queue(), this.limits(), this.bans(), this.firewall(),
     ]);
   }
 

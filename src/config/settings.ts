@@ -45,6 +45,10 @@ export type Settings = Readonly<{
   apiAuthFailWindow: number;
   apiAuthBlockSeconds: number;
   trustedProxies: string[];
+  /** MAILSVC_NFT_TABLE: the one nftables table mailsvc owns, `<family> <name>`. */
+  nftTable: string;
+  /** MAILSVC_FIREWALL_REVERT_SECONDS: a forced ruleset reverts after this long unless confirmed. */
+  firewallRevertSeconds: number;
   outboundAllowHosts: string[];
   smsDefaultRegion: string | undefined;
   smsSendsPerIpHour: number;
@@ -155,6 +159,8 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     const ok = entry.includes('/') ? (() => { try { ipaddr.parseCIDR(entry); return true; } catch { return false; } })() : ipaddr.isValid(entry);
     if (!ok) throw new SettingsError('MAILSVC_TRUSTED_PROXIES', `"${entry}" is not an address or CIDR`);
   }
+  const nftTable = (str(src, 'MAILSVC_NFT_TABLE') ?? 'inet mailsvc').trim().replace(/\s+/g, ' ');
+  if (!/^(ip|ip6|inet) [A-Za-z][A-Za-z0-9_]{0,63}$/.test(nftTable)) throw new SettingsError('MAILSVC_NFT_TABLE', 'must be "<ip|ip6|inet> <name>", e.g. inet mailsvc');
   const username = str(src, 'MAILSVC_ADMIN_USERNAME') ?? 'admin';
   if (username.includes(':')) throw new SettingsError('MAILSVC_ADMIN_USERNAME', 'must not contain ":"');
 
@@ -180,6 +186,8 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     apiAuthFailWindow: int(src, 'MAILSVC_API_AUTH_FAIL_WINDOW', 600, 1, 86400 * 7),
     apiAuthBlockSeconds: int(src, 'MAILSVC_API_AUTH_BLOCK_SECONDS', 900, 1, 86400 * 7),
     trustedProxies,
+    nftTable,
+    firewallRevertSeconds: int(src, 'MAILSVC_FIREWALL_REVERT_SECONDS', 120, 1, 3600),
     outboundAllowHosts: list(src, 'MAILSVC_OUTBOUND_ALLOW_HOSTS').map((h) => h.toLowerCase()),
     smsDefaultRegion: region,
     smsSendsPerIpHour: int(src, 'MAILSVC_SMS_SENDS_PER_IP_HOUR', 10, 1, 100_000),

@@ -141,6 +141,20 @@ export type ApiKeyTable = {
 
 /** A limit changed at run time: the canonical number as text (scores may have decimals). */
 export type LimitTable = { key: string; value: string; updated_at: number };
+/** A manual ban: the reason mailsvc keeps; fail2ban holds the ban itself. */
+export type BanTable = { ip: string; reason: string; banned_by: string; banned_at: number };
+
+/** The one row (id 1) of firewall settings; `pending_*`/`previous_*` while a forced ruleset awaits confirmation. */
+export type FirewallSettingsTable = {
+  id: number;
+  enabled: string;
+  rules_json: string;
+  updated_at: number;
+  pending_id: string | null;
+  pending_deadline: number | null;
+  previous_enabled: string | null;
+  previous_rules_json: string | null;
+};
 
 export type Database = {
   admin_mfa: AdminMfaTable;
@@ -159,4 +173,6 @@ export type Database = {
   /** One row (id 1): locked by every change to the address space. */
   mail_routing: { id: number; version: number };
   admin_fingerprint: { id: number; fingerprint: string; updated_at: number };
+  bans: BanTable;
+  firewall_settings: FirewallSettingsTable;
 };

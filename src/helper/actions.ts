@@ -1,3 +1,6 @@
+import { readFileSync, statSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import { parseIpNet } from '../shared/ip-net.js';
 import { normalizeAddress } from '../shared/mail-names.js';
 import { QUEUE_ID_BATCH, parseQueueIdList } from '../shared/queue-id.js';
 import type { HelperSettings } from '../config/helper-settings.js';
@@ -30,6 +33,70 @@ function oneOf<T extends string>(name: string, values: readonly T[]): Param {
     },
   };
 }
+
+/** A fail2ban jail name: letters, digits, `.`, `_`, `-`; never an option. */
+const jail: Param = {
+  name: 'jail',
+  validate(raw) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(raw)) throw new Error('jail must be a fail2ban jail name (letters, digits, ".", "_", "-")');
+    return raw;
+  },
+};
+
+/** An IPv4/IPv6 address or CIDR network, in canonical form. */
+const ipNet: Param = {
+  name: 'ip',
+  validate(raw) {
+    const net = parseIpNet(raw);
+    if (!net) throw new Error('ip must be an IPv4 or IPv6 address or a CIDR network');
+    return net.text;
+  },
+};
+
+/**
+ * The tables an nftables file names at its top level (`table`, `destroy table`,
+ * `delete table`, `add table`), or null when it holds any other top-level
+ * statement (`flush ruleset`, `include`, `define` …).
+ */
+export function nftTopTables(text: string): string[] | null {
+  const tables = new Set<string>();
+  let depth = 0;
+  for (const line of text.split('\n')) {
+    const t = line.replace(/#.*$/, '').trim();
+    if (depth === 0 && t !== '') {
+      const m = /^(?:(?:add|destroy|delete)\s+)?table\s+(ip|ip6|inet|arp|bridge|netdev)\s+([A-Za-z][A-Za-z0-9_]{0,63})\s*(\{\s*)?(\}\s*)?$/.exec(t);
+      if (!m) return null;
+      tables.add(`${m[1]} ${m[2]}`);
+    }
+    depth += (t.match(/\{/g) ?? []).length - (t.match(/\}/g) ?? []).length;
+    if (depth < 0) return null;
+  }
+  return depth === 0 ? [...tables] : null;
+}
+
+/**
+ * An nftables file that mailsvc wrote: an absolute path ending in `.nft`, no
+ * `..`, at most 1 MiB, whose top-level statements all name ONE table. So the
+ * helper never runs a file that flushes the ruleset or touches a second table.
+ */
+const nftFile: Param = {
+  name: 'file',
+  validate(raw) {
+    if (!isAbsolute(raw) || raw.split('/').includes('..') || !/^[A-Za-z0-9/._-]+\.nft$/.test(raw)) throw new Error('file must be an absolute path to a .nft file');
+    let text: string;
+    try {
+      if (statSync(raw).size > 1024 * 1024) throw new Error('too large');
+      text = readFileSync(raw, 'utf8');
+    } catch (err) {
+      throw new Error(`cannot read the file: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const tables = nftTopTables(text);
+    if (tables?.length !== 1) throw new Error('the file must only replace one nftables table (no flush ruleset, include, define or second table)');
+    return raw;
+  },
+};
+
+const f2b = (cfg: HelperConfig, ...args: string[]): Command => ({ file: 'fail2ban-client', args: ['-c', cfg.fail2banConfigDir, '-s', cfg.fail2banSocket, ...args], timeoutMs: 30_000 });
 
 export const DAEMONS = ['postfix', 'dovecot', 'fail2ban', 'rspamd'] as const;
 export type Daemon = (typeof DAEMONS)[number];
@@ -88,4 +155,44 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
     name,
     { summary: `postsuper ${flag}: ${what}; <ids> is 1 to ${QUEUE_ID_BATCH} queue ids, comma-separated`, params: [queueIds], command: postsuper(flag) },
   ]),
+  [
+    'f2b-status',
+    { summary: "list fail2ban's jails (fail2ban-client status)", params: [], command: (_args, cfg) => f2b(cfg, 'status') },
+  ],
+  [
+    'f2b-jail-bans',
+    {
+      summary: 'the addresses one jail bans, with their times (get <jail> banip --with-time)',
+      params: [jail],
+      command: ([j], cfg) => f2b(cfg, 'get', j ?? '', 'banip', '--with-time'),
+    },
+  ],
+  [
+    'f2b-ignoreip',
+    { summary: "the addresses one jail never bans (get <jail> ignoreip)", params: [jail], command: ([j], cfg) => f2b(cfg, 'get', j ?? '', 'ignoreip') },
+  ],
+  [
+    'f2b-banned',
+    { summary: 'the jails that ban one address (banned <ip>)', params: [ipNet], command: ([ip], cfg) => f2b(cfg, 'banned', ip ?? '') },
+  ],
+  [
+    'f2b-ban',
+    { summary: 'ban an address or network in one jail (set <jail> banip <ip>)', params: [jail, ipNet], command: ([j, ip], cfg) => f2b(cfg, 'set', j ?? '', 'banip', ip ?? '') },
+  ],
+  [
+    'f2b-unban',
+    { summary: 'lift the ban of an address or network in one jail (set <jail> unbanip <ip>)', params: [jail, ipNet], command: ([j, ip], cfg) => f2b(cfg, 'set', j ?? '', 'unbanip', ip ?? '') },
+  ],
+  [
+    'nft-check',
+    { summary: 'check an nftables file without applying it (nft -c -f <file>)', params: [nftFile], command: ([f]) => ({ file: 'nft', args: ['-c', '-f', f ?? ''], timeoutMs: 30_000 }) },
+  ],
+  [
+    'nft-apply',
+    { summary: 'apply an nftables file as one transaction (nft -f <file>)', params: [nftFile], command: ([f]) => ({ file: 'nft', args: ['-f', f ?? ''], timeoutMs: 30_000 }) },
+  ],
+  [
+    'nft-list-ruleset',
+    { summary: 'the whole nftables ruleset as JSON (nft -j list ruleset), read only', params: [], command: () => ({ file: 'nft', args: ['-j', 'list', 'ruleset'], timeoutMs: 30_000 }) },
+  ],
 ]);

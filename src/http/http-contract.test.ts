@@ -40,6 +40,8 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'GET /admin/queue', 'GET /admin/queue/counts', 'POST /admin/queue/{id}/hold', 'POST /admin/queue/{id}/release',
         'DELETE /admin/queue/{id}', 'DELETE /admin/queue',
         'GET /admin/limits', 'PATCH /admin/limits', 'POST /admin/limits/apply',
+        'GET /admin/bans', 'POST /admin/bans', 'DELETE /admin/bans/{ip}',
+        'GET /admin/firewall', 'PUT /admin/firewall', 'POST /admin/firewall/confirm',
       ].sort(),
     );
     // The new routes carry their schemas: the key's body, the answer shown once, the scopes as an enum.

@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import type { NftClient } from '../../adapters/nftables/nft.js';
+import { AppError } from '../../shared/errors.js';
+import type { Clock } from '../../shared/clock.js';
+import { parseLooseNet } from '../../shared/ip-net.js';
+import type { FirewallRepository } from './firewall.repository.js';
+import { allows, compileRuleset, parseRules } from './rules.js';
+import type { FirewallRule, FirewallState } from './rules.js';
+
+export type FirewallView = FirewallState & { confirm_by?: string };
+export type FirewallChange = { 'firewall-enabled'?: unknown; 'firewall-rules-json'?: unknown };
+/** Arranges for `revertUnconfirmed(id)` to run after `seconds`, even if the caller's process ends. */
+export type RevertScheduler = (id: string, seconds: number) => void;
+
+const DEFAULT: FirewallState = { 'firewall-enabled': 'no', 'firewall-rules-json': [] };
+
+export class FirewallService {
+  constructor(
+    private readonly repo: FirewallRepository,
+    private readonly nft: Pick<NftClient, 'apply'>,
+    private readonly clock: Clock,
+    private readonly opts: { table: string; revertSeconds: number; sshPort: number; apiPort: number },
+  ) {}
+
+  async get(): Promise<FirewallView> {
+    const row = await this.repo.get();
+    if (!row) return { ...DEFAULT };
+    const view: FirewallView = { 'firewall-enabled': row.enabled === 'yes' ? 'yes' : 'no', 'firewall-rules-json': JSON.parse(row.rules_json) as FirewallRule[] };
+    if (row.pending_id !== null && row.pending_deadline !== null) view.confirm_by = new Date(row.pending_deadline).toISOString();
+    return view;
+  }
+
+  /** The new state from a change: unknown keys and bad values are 422 naming the key; nothing is applied. */
+  parse(current: FirewallState, change: FirewallChange): FirewallState {
+    const next: FirewallState = { ...current };
+    const en = change['firewall-enabled'];
+    if (en !== undefined) {
+      if (en !== 'yes' && en !== 'no') throw new AppError('validation', 'firewall-enabled: must be yes or no', { errors: [{ path: 'firewall-enabled', message: 'must be yes or no' }] });
+      next['firewall-enabled'] = en;
+    }
+    if (change['firewall-rules-json'] !== undefined) next['firewall-rules-json'] = parseRules(change['firewall-rules-json']);
+    return next;
+  }
+
+  /** Why this state would cut `caller` off from SSH or the API, or null. Loopback callers are always let in. */
+  lockout(state: FirewallState, caller: string | null): string | null {
+    if (state['firewall-enabled'] !== 'yes' || caller === null) return null;
+    const from = parseLooseNet(caller);
+    if (!from || (from.addr as { range(): string }).range() === 'loopback') return null;
+    const closed = [
+      { port: this.opts.sshPort, what: 'SSH' },
+      { port: this.opts.apiPort, what: 'the API' },
+    ].filter((p) => p.port > 0 && !allows(state['firewall-rules-json'], from, p.port, 'tcp'));
+    if (closed.length === 0) return null;
+    return `this ruleset closes ${closed.map((c) => `${c.what} (${c.port}/tcp)`).join(' and ')} to ${from.text}, the address you are calling from`;
+  }
+
+  /**
+   * Checks, compiles and applies the state (nft -c -f, then nft -f: the old
+   * table stays when either fails), then stores it. A state that locks the
+   * caller out is refused (409) unless forced; a forced one reverts after
+   * `revertSeconds` unless confirmed.
+   */
+  async set(change: FirewallChange, caller: string | null, force: boolean, schedule: RevertScheduler): Promise<FirewallView> {
+    const row = await this.repo.get();
+    const current = await this.get();
+    const next = this.parse(current, change);
+    const why = this.lockout(next, caller);
+    if (why && !force) throw new AppError('conflict', `${why}; nothing changed. Add an accept rule for it, or force it (--force / force=true) and confirm within ${this.opts.revertSeconds} s`);
+    await this.apply(next);
+    const now = this.clock.now();
+    const pendingId = why ? randomBytes(12).toString('hex') : null;
+    // A forced change on top of an unconfirmed one keeps the state from before both.
+    const previous = row?.pending_id ? { enabled: row.previous_enabled, rules: row.previous_rules_json } : { enabled: current['firewall-enabled'], rules: JSON.stringify(current['firewall-rules-json']) };
+    await this.repo.put({
+      enabled: next['firewall-enabled'],
+      rules_json: JSON.stringify(next['firewall-rules-json']),
+      updated_at: now,
+      pending_id: pendingId,
+      pending_deadline: pendingId ? now + this.opts.revertSeconds * 1000 : null,
+      previous_enabled: pendingId ? previous.enabled : null,
+      previous_rules_json: pendingId ? previous.rules : null,
+    });
+    if (pendingId) schedule(pendingId, this.opts.revertSeconds);
+    return this.get();
+  }
+
+  /** Keeps a forced ruleset: no revert. 409 when none waits for confirmation. */
+  async confirm(): Promise<FirewallView> {
+    const row = await this.repo.get();
+    if (!row?.pending_id) throw new AppError('conflict', 'no forced firewall change waits for confirmation');
+    await this.repo.put({ ...row, pending_id: null, pending_deadline: null, previous_enabled: null, previous_rules_json: null });
+    return this.get();
+  }
+
+  /** Puts back the state from before forced change `id` if it is still unconfirmed; true when it did. */
+  async revertUnconfirmed(id: string): Promise<boolean> {
+    const row = await this.repo.get();
+    if (!row || row.pending_id !== id) return false;
+    const previous: FirewallState = {
+      'firewall-enabled': row.previous_enabled === 'yes' ? 'yes' : 'no',
+      'firewall-rules-json': JSON.parse(row.previous_rules_json ?? '[]') as FirewallRule[],
+    };
+    await this.apply(previous);
+    await this.repo.put({
+      enabled: previous['firewall-enabled'], rules_json: JSON.stringify(previous['firewall-rules-json']), updated_at: this.clock.now(),
+      pending_id: null, pending_deadline: null, previous_enabled: null, previous_rules_json: null,
+    });
+    return true;
+  }
+
+  private async apply(state: FirewallState): Promise<void> {
+    await this.nft.apply(compileRuleset(this.opts.table, state));
+  }
+}
