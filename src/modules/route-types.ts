@@ -24,7 +24,7 @@ declare module 'fastify' {
     clientIp: string;
   }
   interface FastifyContextConfig {
-    /** Only login's 429 carries Retry-After (spec §Errors). */
+    /** Only login's 429 carries Retry-After (docs/contract.md, Errors). */
     retryAfter?: boolean;
     /**
      * The scope an API key needs for this route when it is not a GET (every GET

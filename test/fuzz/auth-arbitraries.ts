@@ -20,7 +20,7 @@ export const REAL_TOKEN_ID = 'ZZREALTOKENIDZZ';
 export type Endpoint = {
   method: HttpMethod;
   path: string;
-  /** Needs the administrator (spec §Authentication rule 1). */
+  /** Needs the administrator (every /auth endpoint but login, SMS send, verify and logout). */
   admin: boolean;
   /** The endpoint's real body fields, each with plausible values. */
   fields: Record<string, fc.Arbitrary<unknown>>;

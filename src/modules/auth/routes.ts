@@ -5,7 +5,7 @@ import type { AuthService } from './auth.service.js';
 import { AccessTokenResponse, ChallengeResponse, LoginBody, LogoutBody, OkResponse, SmsSendBody, SmsSendResponse, VerifyBody } from './schema.js';
 import type { RouteErrors } from '../route-types.js';
 
-/** The four public /auth endpoints: no prior authentication (spec §Authentication rule 1). */
+/** The four public /auth endpoints: no prior authentication (docs/contract.md). */
 export function authRoutes(app: FastifyInstance, auth: AuthService, errors: RouteErrors): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
