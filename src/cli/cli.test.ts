@@ -83,7 +83,7 @@ describe('mailsvc admin set-password', () => {
     expect(text).toMatch(/^MAILSVC_ADMIN_PASSWORD_HASH=\$argon2id\$\S+$/m);
 
     const settings = settingsOf(dir);
-    const creds = await AdminCredentials.create('admin', settings.adminPasswordHash, undefined);
+    const creds = new AdminCredentials('admin', settings.adminPasswordHash, undefined);
     expect(await creds.check('admin', PASSWORD)).toBe(true);
     expect(await creds.check('admin', `${PASSWORD}x`)).toBe(false);
 
@@ -112,7 +112,7 @@ describe('mailsvc admin set-password', () => {
     const second = readFileSync(join(dir, 'mailsvc.conf'), 'utf8');
     expect(second).not.toBe(first);
     expect(second.match(/MAILSVC_ADMIN_PASSWORD_HASH=/g)).toHaveLength(1);
-    const creds = await AdminCredentials.create('admin', settingsOf(dir).adminPasswordHash, undefined);
+    const creds = new AdminCredentials('admin', settingsOf(dir).adminPasswordHash, undefined);
     expect(await creds.check('admin', 'another-password-of-20')).toBe(true);
   });
 

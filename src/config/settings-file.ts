@@ -2,8 +2,6 @@ import { readFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from '../shared/fs-atomic.js';
 
-export { writeFileAtomic };
-
 /** Reads a `KEY=VALUE` settings file; blank lines and `#` comments are skipped. */
 export function readSettingsFile(path: string): Record<string, string> {
   if (!existsSync(path)) return {};

@@ -5,8 +5,6 @@ import type { Page } from '../../shared/paging.js';
 export type AccountRow = Omit<AccountTable, 'id'> & { id: number };
 export type AccountChanges = Partial<Omit<AccountRow, 'id' | 'domain_id' | 'local_part' | 'address' | 'created_at'>>;
 
-export { SEND_RATE_FIELDS } from '../../shared/send-rate.js';
-export type { SendRateField } from '../../shared/send-rate.js';
 
 export class AccountRepository {
   constructor(private readonly db: Db) {}

@@ -11,8 +11,9 @@ import type { DomainLookup } from '../domains/index.js';
 import type { RoutingGuard } from '../routing/index.js';
 import type { AccountInput, AccountPatch, AccountView } from './schema.js';
 import { MAX_QUOTA_BYTES, MAX_SEND_RATE } from './schema.js';
-import type { AccountChanges, AccountRepository, AccountRow, SendRateField } from './account.repository.js';
-import { SEND_RATE_FIELDS } from './account.repository.js';
+import type { AccountChanges, AccountRepository, AccountRow } from './account.repository.js';
+import { SEND_RATE_FIELDS } from '../../shared/send-rate.js';
+import type { SendRateField } from '../../shared/send-rate.js';
 import { hashMailPassword } from './mail-password.js';
 
 export type SendRates = Record<SendRateField, number>;
@@ -29,7 +30,6 @@ export type SendLimitsListener = {
 /** Rows of other modules that hang on an account, removed in the same transaction as the account. */
 export type AccountDependents = { removeForAccount(accountId: number, tx: Db): Promise<void> };
 
-export { MAX_QUOTA_BYTES, MAX_SEND_RATE };
 
 export function presentAccount(r: AccountRow): AccountView {
   const rates = Object.fromEntries(SEND_RATE_FIELDS.map((f) => [f, r[f]])) as SendRates;

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { wholeNumber } from '../../shared/terminal/options.js';
 import type { Command, CommanderError } from 'commander';
 import { AppError } from '../../shared/errors.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../shared/paging.js';
@@ -20,14 +21,6 @@ export function sinceOption(now: () => number): (value: string) => number {
     const t = parseIsoTime(value.trim());
     if (t !== null) return t;
     throw new InvalidArgumentError('Use an ISO 8601 time (2026-01-31T00:00:00Z) or a span such as 30m, 24h, 7d, 2w.');
-  };
-}
-
-function whole(min: number, max: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || n < min || n > max) throw new InvalidArgumentError(`Use a whole number from ${min} to ${max}.`);
-    return n;
   };
 }
 
@@ -63,8 +56,8 @@ export function auditCommands(program: Command, open: OpenAudit): void {
     .option('--action <action>', 'only this action, e.g. "DELETE /domains/:domain" or "cli: domains delete"')
     .option('--target <target>', 'only this target, e.g. example.org')
     .option('--since <when>', 'only records from this time on: ISO 8601 or a span such as 24h, 7d', sinceOption(Date.now))
-    .option('--limit <n>', `how many to show (1 to ${MAX_LIMIT})`, whole(1, MAX_LIMIT), DEFAULT_LIMIT)
-    .option('--offset <n>', 'how many to skip', whole(0, Number.MAX_SAFE_INTEGER), 0)
+    .option('--limit <n>', `how many to show (1 to ${MAX_LIMIT})`, wholeNumber(1, MAX_LIMIT), DEFAULT_LIMIT)
+    .option('--offset <n>', 'how many to skip', wholeNumber(0, Number.MAX_SAFE_INTEGER), 0)
     .option('--json', 'print the records as one JSON array')
     .action(async (opts: { action?: string; target?: string; since?: number; limit: number; offset: number; json?: boolean }) => {
       const filter = { ...(opts.action === undefined ? {} : { action: opts.action }), ...(opts.target === undefined ? {} : { target: opts.target }), ...(opts.since === undefined ? {} : { from: opts.since }) };

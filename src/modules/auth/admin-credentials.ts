@@ -19,11 +19,6 @@ export class AdminCredentials {
     private readonly plainPassword: string | undefined,
   ) {}
 
-  /** Kept for callers that built credentials asynchronously. */
-  static create(username: string, passwordHash: string | undefined, plainPassword: string | undefined): Promise<AdminCredentials> {
-    return Promise.resolve(new AdminCredentials(username, passwordHash, plainPassword));
-  }
-
   private phc(): Promise<string> {
     // No password configured: a random one nobody knows, so every sign-in fails.
     this.hash ??= this.passwordHash

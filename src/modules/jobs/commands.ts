@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from 'commander';
+import { wholeNumber } from '../../shared/terminal/options.js';
 import type { Command } from 'commander';
 import type { JobRunner } from './job-runner.js';
 import type { Job, SampleJobInput } from './schema.js';
@@ -10,14 +10,6 @@ export type { ProgressView };
 
 /** Opens the job runner for one command and closes what it opened. */
 export type OpenJobs = <T>(fn: (runner: JobRunner) => Promise<T>) => Promise<T>;
-
-function whole(min: number, max: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || n < min || n > max) throw new InvalidArgumentError(`Use a whole number from ${min} to ${max}.`);
-    return n;
-  };
-}
 
 const describeJob = (j: Job): string =>
   [`Job ${j.id} (${j.kind})`, `  state:    ${j.state}`, `  progress: ${Math.round(j.progress * 100)}%`, `  message:  ${j.message}`, ...(j.result === null ? [] : [`  result:   ${JSON.stringify(j.result)}`])].join('\n');
@@ -37,9 +29,9 @@ export function jobCommands(program: Command, open: OpenJobs, view: () => Progre
   jobs
     .command('sample')
     .description('run the sample job in the foreground: counts to --count, with progress (a self-test of jobs)')
-    .requiredOption('--count <n>', 'how far to count (1 to 1000)', whole(1, 1000))
-    .option('--step-ms <ms>', 'pause per step (0 to 1000, default 10)', whole(0, 1000))
-    .option('--fail-at <n>', 'fail on reaching this number', whole(1, 1000))
+    .requiredOption('--count <n>', 'how far to count (1 to 1000)', wholeNumber(1, 1000))
+    .option('--step-ms <ms>', 'pause per step (0 to 1000, default 10)', wholeNumber(0, 1000))
+    .option('--fail-at <n>', 'fail on reaching this number', wholeNumber(1, 1000))
     .option('--json', 'print the final job record as JSON')
     .action(async (opts: { count: number; stepMs?: number; failAt?: number; json?: boolean }) => {
       const input: SampleJobInput = { count: opts.count, ...(opts.stepMs === undefined ? {} : { step_ms: opts.stepMs }), ...(opts.failAt === undefined ? {} : { fail_at: opts.failAt }) };

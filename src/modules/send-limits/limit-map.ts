@@ -2,8 +2,6 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { writeFileAtomic } from '../../shared/fs-atomic.js';
 
-export { WINDOWS, WINDOW_SECONDS } from '../../shared/send-rate.js';
-export type { Limits, Window } from '../../shared/send-rate.js';
 import type { Limits } from '../../shared/send-rate.js';
 
 /**

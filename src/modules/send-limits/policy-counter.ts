@@ -1,8 +1,8 @@
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
-import type { Limits, Window } from './limit-map.js';
-import { WINDOWS, WINDOW_SECONDS } from './limit-map.js';
+import type { Limits, Window } from '../../shared/send-rate.js';
+import { WINDOWS, WINDOW_SECONDS } from '../../shared/send-rate.js';
 
 // Limits differ per account, so the counters take "any number" and the
 // decision compares the count with the account's own limit.
