@@ -108,13 +108,15 @@ export class JobRunner {
     if (!row) throw new AppError('not_found', `No job ${id}`);
     const handler = this.handlers.get(row.kind);
     if (!handler) return false;
-    if (!(await this.repo.claim(id, this.owner, this.clock.now()))) return false;
     const abort = new AbortController();
     signal?.addEventListener('abort', () => abort.abort(signal.reason), { once: true });
     let settle = (): void => undefined;
     const done = new Promise<void>((resolve) => (settle = resolve));
+    // Known to stop() before the claim commits: a stop that sees the job running in the
+    // database must find it here too (it then ends interrupted, not left running).
     this.running.set(id, { abort, done });
     try {
+      if (!(await this.repo.claim(id, this.owner, this.clock.now()))) return false;
       await this.execute(row, handler, abort, onUpdate);
     } finally {
       this.running.delete(id);
