@@ -1,3 +1,4 @@
+import { helperConfig } from './helpers/helper-config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -81,9 +82,9 @@ for (const dialect of DIALECTS) {
       closePolicy = policy.close;
       dovecot = await startDovecot({ dialect, databaseUrl: db.url, hookSocket });
       postfix = await startPostfix({ dialect, databaseUrl: db.url, saslPath: dovecot.authSocket, policy: `inet:127.0.0.1:${policy.port}`, lmtp: dovecot.lmtpSocket });
-      const helperConfig = { doveadm: 'doveadm', dovecotConfig: dovecot.configPath, postfixConfigDir: postfix.configDir, fail2banSocket: '/nonexistent', fail2banConfigDir: '/etc/fail2ban' };
+      const helperCfg = helperConfig({ doveadm: 'doveadm', dovecotConfig: dovecot.configPath, postfixConfigDir: postfix.configDir, fail2banSocket: '/nonexistent', fail2banConfigDir: '/etc/fail2ban' });
       const helperSocket = join(sockDir, 'helper.sock');
-      closeHelper = (await startHelperServer({ path: helperSocket, group: null }, new HelperRunner(helperConfig, t.ctx.log), t.ctx.log)).close;
+      closeHelper = (await startHelperServer({ path: helperSocket, group: null }, new HelperRunner(helperCfg, t.ctx.log), t.ctx.log)).close;
       helper = new SocketHelperClient(helperSocket);
       kicker.real = new DoveadmKicker(helper);
     }, 120_000);

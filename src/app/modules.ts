@@ -188,6 +188,7 @@ export class Modules {
   async prepare(): Promise<void> {
     await (await this.appPasswords()).prepare();
     await (await this.auth()).prepare();
+    await (await this.firewall()).resumePendingRevert();
   }
 
   /** Every module that serves HTTP, in the order their routes are registered. */

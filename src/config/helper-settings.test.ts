@@ -13,6 +13,14 @@ describe('helper settings', () => {
       fail2banSocket: '/run/fail2ban/fail2ban.sock',
       fail2banConfigDir: '/etc/fail2ban',
       rspamdLocalDir: '/etc/rspamd/local.d',
+      nftTable: 'inet mailsvc',
+      jails: {
+        enabled: ['sshd', 'dovecot', 'postfix', 'postfix-sasl', 'nginx', 'mailsvc-auth', 'recidive'],
+        bantimeIncrement: true,
+        mailLog: '/var/log/mail.log',
+        nginxErrorLog: '/var/log/nginx/error.log',
+      },
+      authLog: '/var/lib/mailsvc/auth.log',
     });
   });
 

@@ -1,6 +1,8 @@
-import { isAbsolute } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { groupId } from './mail-settings.js';
 import { SettingsError } from './settings-error.js';
+import { loadJailSettings } from './jail-settings.js';
+import type { JailSettings } from './jail-settings.js';
 
 /** How this process reaches the privileged helper. */
 export type HelperEndpoint = { mode: 'direct' } | { mode: 'unix'; path: string };
@@ -17,6 +19,12 @@ export type HelperSettings = Readonly<{
   fail2banConfigDir: string;
   /** Rspamd's local.d (its parent holds override.d too). */
   rspamdLocalDir: string;
+  /** MAILSVC_NFT_TABLE: the one nftables table mailsvc owns, `<family> <name>`; the helper applies no file that names another. */
+  nftTable: string;
+  /** The fail2ban jails `apply-limits` renders (MAILSVC_FAIL2BAN_JAILS, MAILSVC_MAIL_LOG …). */
+  jails: JailSettings;
+  /** MAILSVC_AUTH_LOG (default `<MAILSVC_DATA_DIR>/auth.log`): what the mailsvc-auth jail reads. */
+  authLog: string;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -41,13 +49,15 @@ function endpoint(src: Source): HelperEndpoint {
  * file sits in the service's data directory, which the unprivileged service can
  * write, and these settings name programs the helper runs as root.
  */
-export function loadHelperSettings(src: Source): HelperSettings {
+export function loadHelperSettings(src: Source, dataDir = val(src, 'MAILSVC_DATA_DIR') ?? '/var/lib/mailsvc'): HelperSettings {
   const doveadm = val(src, 'MAILSVC_DOVEADM') ?? 'doveadm';
   if (/\s/.test(doveadm)) {
     // The old `sudo -n /usr/bin/doveadm` prefix: sudo cannot work under NoNewPrivileges.
     throw new SettingsError('MAILSVC_DOVEADM', 'must be the doveadm program alone (root access goes through mailsvc-helper now, not a sudo prefix)');
   }
   const dovecotConfig = val(src, 'MAILSVC_DOVECOT_CONFIG');
+  const nftTable = (val(src, 'MAILSVC_NFT_TABLE') ?? 'inet mailsvc').trim().replace(/\s+/g, ' ');
+  if (!/^(ip|ip6|inet) [A-Za-z][A-Za-z0-9_]{0,63}$/.test(nftTable)) throw new SettingsError('MAILSVC_NFT_TABLE', 'must be "<ip|ip6|inet> <name>", e.g. inet mailsvc');
   return Object.freeze({
     endpoint: endpoint(src),
     socketGroup: groupId(src, 'MAILSVC_HELPER_SOCKET_GROUP'),
@@ -57,5 +67,8 @@ export function loadHelperSettings(src: Source): HelperSettings {
     fail2banSocket: absolute(src, 'MAILSVC_FAIL2BAN_SOCKET', '/run/fail2ban/fail2ban.sock'),
     fail2banConfigDir: absolute(src, 'MAILSVC_FAIL2BAN_CONFIG_DIR', '/etc/fail2ban'),
     rspamdLocalDir: absolute(src, 'MAILSVC_RSPAMD_LOCAL_DIR', '/etc/rspamd/local.d'),
+    nftTable,
+    jails: loadJailSettings(src),
+    authLog: absolute(src, 'MAILSVC_AUTH_LOG', join(dataDir, 'auth.log')),
   });
 }

@@ -8,6 +8,7 @@ import { SettingsError } from './settings-error.js';
 import { loadMailSettings } from './mail-settings.js';
 import type { MailSettings } from './mail-settings.js';
 import { loadHelperSettings } from './helper-settings.js';
+import type { JailSettings } from './jail-settings.js';
 import { limitDefaults } from '../shared/limit-keys.js';
 import type { LimitValues } from '../shared/limit-keys.js';
 import type { HelperSettings } from './helper-settings.js';
@@ -63,6 +64,8 @@ export type Settings = Readonly<{
   httpBodyTimeout: number;
   mail: MailSettings;
   helper: HelperSettings;
+  /** The fail2ban jails `limits apply` renders. */
+  jails: JailSettings;
   /** Each limit key's default: its MAILSVC_<KEY> setting, else the built-in value (a stored value wins at run time). */
   limitDefaults: LimitValues;
 }>;
@@ -131,6 +134,8 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
   const fileValues = readSettingsFile(configFile);
   const dataDir = resolve(cwd, str(env, 'MAILSVC_DATA_DIR') ?? str(fileValues, 'MAILSVC_DATA_DIR') ?? layout.dataDir);
   const src: Source = { ...fileValues, ...env };
+  // The environment only: the settings file lives in a directory the service can write, and the helper runs these programs as root.
+  const helper = loadHelperSettings(env, dataDir);
 
   const databaseUrl = str(src, 'MAILSVC_DATABASE_URL') ?? `sqlite://${join(dataDir, 'mailsvc.db')}`;
   if (!/^(sqlite|postgres|postgresql|mysql|mariadb):\/\//.test(databaseUrl)) {
@@ -159,8 +164,6 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     const ok = entry.includes('/') ? (() => { try { ipaddr.parseCIDR(entry); return true; } catch { return false; } })() : ipaddr.isValid(entry);
     if (!ok) throw new SettingsError('MAILSVC_TRUSTED_PROXIES', `"${entry}" is not an address or CIDR`);
   }
-  const nftTable = (str(src, 'MAILSVC_NFT_TABLE') ?? 'inet mailsvc').trim().replace(/\s+/g, ' ');
-  if (!/^(ip|ip6|inet) [A-Za-z][A-Za-z0-9_]{0,63}$/.test(nftTable)) throw new SettingsError('MAILSVC_NFT_TABLE', 'must be "<ip|ip6|inet> <name>", e.g. inet mailsvc');
   const username = str(src, 'MAILSVC_ADMIN_USERNAME') ?? 'admin';
   if (username.includes(':')) throw new SettingsError('MAILSVC_ADMIN_USERNAME', 'must not contain ":"');
 
@@ -186,7 +189,8 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     apiAuthFailWindow: int(src, 'MAILSVC_API_AUTH_FAIL_WINDOW', 600, 1, 86400 * 7),
     apiAuthBlockSeconds: int(src, 'MAILSVC_API_AUTH_BLOCK_SECONDS', 900, 1, 86400 * 7),
     trustedProxies,
-    nftTable,
+    // The helper applies only files that replace this table; both read it from the environment alone.
+    nftTable: helper.nftTable,
     firewallRevertSeconds: int(src, 'MAILSVC_FIREWALL_REVERT_SECONDS', 120, 1, 3600),
     outboundAllowHosts: list(src, 'MAILSVC_OUTBOUND_ALLOW_HOSTS').map((h) => h.toLowerCase()),
     smsDefaultRegion: region,
@@ -199,8 +203,8 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     logLevel: logLevel(src),
     httpBodyTimeout: int(src, 'MAILSVC_HTTP_BODY_TIMEOUT', 30, 1, 3600),
     mail: loadMailSettings(src, dataDir),
-    // The environment only: the settings file lives in a directory the service can write, and the helper runs these programs as root.
-    helper: loadHelperSettings(env),
+    helper,
+    jails: helper.jails,
     limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
   });
 }

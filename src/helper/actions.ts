@@ -1,25 +1,15 @@
-import { readFileSync, statSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import { exec } from '../adapters/exec.js';
+import type { HelperResult } from '../adapters/helper-client.js';
 import { parseIpNet } from '../shared/ip-net.js';
 import { normalizeAddress } from '../shared/mail-names.js';
 import { QUEUE_ID_BATCH, parseQueueIdList } from '../shared/queue-id.js';
-import type { HelperSettings } from '../config/helper-settings.js';
+import { applyLimits, limitValues } from './limits-action.js';
 
-/** The helper's own settings that actions read (paths and config dirs; never from a caller). */
-export type HelperConfig = Pick<HelperSettings, 'doveadm' | 'dovecotConfig' | 'postfixConfigDir' | 'fail2banSocket' | 'fail2banConfigDir'>;
-
-/** One argument: a name for messages, and a validator that returns the canonical value or throws. */
-export type Param = { name: string; validate(raw: string): string; secret?: boolean };
-
-/** The program to run: argv only, no shell. */
-export type Command = { file: string; args: string[]; okCodes?: number[]; timeoutMs?: number };
-
-export type ActionSpec = {
-  summary: string;
-  params: readonly Param[];
-  /** Receives only values that passed `params`' validators, in order. */
-  command(args: readonly string[], cfg: HelperConfig): Command;
-};
+export type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
+import type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
 
 /** A mail user as the API accepts it (normalizeAddress): never an option, a path or a shell word. */
 const mailUser: Param = { name: 'user', validate: (raw) => normalizeAddress(raw).address };
@@ -81,19 +71,43 @@ export function nftTopTables(text: string): string[] | null {
  */
 const nftFile: Param = {
   name: 'file',
-  validate(raw) {
+  validate(raw, cfg) {
     if (!isAbsolute(raw) || raw.split('/').includes('..') || !/^[A-Za-z0-9/._-]+\.nft$/.test(raw)) throw new Error('file must be an absolute path to a .nft file');
-    let text: string;
-    try {
-      if (statSync(raw).size > 1024 * 1024) throw new Error('too large');
-      text = readFileSync(raw, 'utf8');
-    } catch (err) {
-      throw new Error(`cannot read the file: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    const tables = nftTopTables(text);
-    if (tables?.length !== 1) throw new Error('the file must only replace one nftables table (no flush ruleset, include, define or second table)');
+    nftText(raw, cfg);
     return raw;
   },
+};
+
+/** The file's text when it replaces exactly mailsvc's own table (MAILSVC_NFT_TABLE), and nothing else. */
+function nftText(path: string, cfg: HelperConfig): string {
+  let text: string;
+  try {
+    if (statSync(path).size > 1024 * 1024) throw new Error('too large');
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read the file: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const tables = nftTopTables(text);
+  if (tables?.length !== 1) throw new Error('the file must only replace one nftables table (no flush ruleset, include, define or second table)');
+  if (tables[0] !== cfg.nftTable) throw new Error(`the file must only replace mailsvc's own table "${cfg.nftTable}" (MAILSVC_NFT_TABLE), not "${tables[0] ?? ''}"`);
+  return text;
+}
+
+/**
+ * `nft [-c] -f` on a private copy of the file: the caller's directory is one
+ * the caller can write, so the file it names could change between the check
+ * above and nft reading it. The copy is read and checked once, then run.
+ */
+const nftRun = (check: boolean) => async ([f]: readonly string[], cfg: HelperConfig): Promise<HelperResult> => {
+  const text = nftText(f ?? '', cfg);
+  const dir = mkdtempSync(join(tmpdir(), 'mailsvc-nft-'));
+  try {
+    const copy = join(dir, 'ruleset.nft');
+    writeFileSync(copy, text, { mode: 0o600 });
+    return await exec('nft', [...(check ? ['-c'] : []), '-f', copy], { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 };
 
 const f2b = (cfg: HelperConfig, ...args: string[]): Command => ({ file: 'fail2ban-client', args: ['-c', cfg.fail2banConfigDir, '-s', cfg.fail2banSocket, ...args], timeoutMs: 30_000 });
@@ -185,14 +199,22 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   ],
   [
     'nft-check',
-    { summary: 'check an nftables file without applying it (nft -c -f <file>)', params: [nftFile], command: ([f]) => ({ file: 'nft', args: ['-c', '-f', f ?? ''], timeoutMs: 30_000 }) },
+    { summary: "check an nftables file that replaces mailsvc's own table, without applying it (nft -c -f <file>)", params: [nftFile], run: nftRun(true) },
   ],
   [
     'nft-apply',
-    { summary: 'apply an nftables file as one transaction (nft -f <file>)', params: [nftFile], command: ([f]) => ({ file: 'nft', args: ['-f', f ?? ''], timeoutMs: 30_000 }) },
+    { summary: "apply an nftables file that replaces mailsvc's own table as one transaction (nft -f <file>)", params: [nftFile], run: nftRun(false) },
   ],
   [
     'nft-list-ruleset',
     { summary: 'the whole nftables ruleset as JSON (nft -j list ruleset), read only', params: [], command: () => ({ file: 'nft', args: ['-j', 'list', 'ruleset'], timeoutMs: 30_000 }) },
+  ],
+  [
+    'apply-limits',
+    {
+      summary: "render the limits into Postfix, Rspamd, Dovecot and fail2ban files, check each with its daemon's checker, reload; all or nothing (JSON outcome)",
+      params: [limitValues],
+      run: applyLimits((daemon, cfg) => RELOAD[daemon as Daemon](cfg)),
+    },
   ],
 ]);

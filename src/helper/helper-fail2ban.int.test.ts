@@ -1,3 +1,4 @@
+import { helperConfig } from '../../test/helpers/helper-config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,7 +36,7 @@ describe.skipIf(!available)('reload fail2ban through the helper, on a real fail2
     writeFileSync(join(dir, 'app.log'), '');
     writeFileSync(join(conf, 'jail.local'), `[DEFAULT]\nbackend = polling\n[mailsvc-helper-test]\nenabled = true\nfilter =\naction =\nlogpath = ${join(dir, 'app.log')}\n`);
     await f2b('start');
-    const cfg = { doveadm: 'doveadm', dovecotConfig: undefined, postfixConfigDir: '/etc/postfix', fail2banSocket: sock, fail2banConfigDir: conf };
+    const cfg = helperConfig({ doveadm: 'doveadm', dovecotConfig: undefined, postfixConfigDir: '/etc/postfix', fail2banSocket: sock, fail2banConfigDir: conf });
     const path = join(dir, 'helper.sock');
     const log = pino({ level: 'silent' });
     closeHelper = (await startHelperServer({ path, group: null }, new HelperRunner(cfg, log), log)).close;

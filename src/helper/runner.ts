@@ -44,18 +44,20 @@ export class HelperRunner {
     const args: string[] = [];
     for (const [i, param] of spec.params.entries()) {
       try {
-        args.push(param.validate(rawArgs[i] ?? ''));
+        args.push(param.validate(rawArgs[i] ?? '', this.cfg));
       } catch (err) {
         return done({ ok: false, error: 'invalid-argument', detail: `${action} <${param.name}>: ${param.secret ? 'invalid value' : message(err)}` });
       }
     }
-    const cmd = spec.command(args, this.cfg);
     try {
+      if ('run' in spec) return done({ ok: true, ...(await spec.run(args, this.cfg)) });
+      const cmd = spec.command(args, this.cfg);
       const r = await exec(cmd.file, cmd.args, { timeoutMs: cmd.timeoutMs ?? 30_000, okCodes: cmd.okCodes ?? [0], maxOutputBytes: 1024 * 1024 });
       return done({ ok: true, ...r });
     } catch (err) {
-      if (!(err instanceof ExecError)) throw err;
-      return done({ ok: false, error: 'failed', detail: err.message, exec: { kind: err.kind, ...(err.code === undefined ? {} : { code: err.code }) } });
+      if (err instanceof ExecError) return done({ ok: false, error: 'failed', detail: err.message, exec: { kind: err.kind, ...(err.code === undefined ? {} : { code: err.code }) } });
+      // The helper's own file work (`run`): the reason, never the content.
+      return done({ ok: false, error: 'failed', detail: clip(message(err)) });
     }
   }
 }

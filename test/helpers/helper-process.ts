@@ -47,14 +47,20 @@ export async function waitForSocket(path: string, timeoutMs = 15_000): Promise<v
 
 /** Starts the helper; `wrap` puts a launcher (systemd-socket-activate …) in front of `node bin.js helper serve`. */
 export async function startHelperProcess(
-  opts: { env?: Record<string, string>; settingsFile?: string; wrap?: (socket: string, env: Record<string, string>) => string[] } = {},
+  opts: {
+    env?: Record<string, string>;
+    settingsFile?: string;
+    wrap?: (socket: string, env: Record<string, string>) => string[];
+    /** false: the real daemon programs, not the recording fakes. */
+    fakes?: boolean;
+  } = {},
 ): Promise<HelperProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'mailsvc-helper-'));
   const socket = join(dir, 'helper.sock');
   // The service's settings file, in its data directory (which the service can write).
   if (opts.settingsFile !== undefined) writeFileSync(join(dir, 'mailsvc.conf'), opts.settingsFile);
   const env: Record<string, string> = {
-    PATH: `${fakeBin(dir)}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+    PATH: opts.fakes === false ? (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin') : `${fakeBin(dir)}:${process.env.PATH ?? '/usr/bin:/bin'}`,
     MAILSVC_DATA_DIR: dir,
     MAILSVC_HELPER: `unix:${socket}`,
     MAILSVC_LOG_LEVEL: 'info',

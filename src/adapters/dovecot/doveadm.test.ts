@@ -1,3 +1,4 @@
+import { helperConfig } from '../../../test/helpers/helper-config.js';
 import { describe, expect, it } from 'vitest';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,7 @@ function fakeDoveadm(exitCode: number): { program: string; argv: () => string[] 
 const kickerWith = (doveadm: string): DoveadmKicker =>
   new DoveadmKicker(
     new DirectHelperClient(
-      new HelperRunner({ doveadm, dovecotConfig: '/etc/x y.conf', postfixConfigDir: '/etc/postfix', fail2banSocket: '/run/f.sock', fail2banConfigDir: '/etc/fail2ban' }, pino({ level: 'silent' })),
+      new HelperRunner(helperConfig({ doveadm, dovecotConfig: '/etc/x y.conf', postfixConfigDir: '/etc/postfix', fail2banSocket: '/run/f.sock', fail2banConfigDir: '/etc/fail2ban' }), pino({ level: 'silent' })),
     ),
   );
 

@@ -9,8 +9,6 @@ import { hostAddresses } from './ban-guard.js';
 export { banCommands } from './commands.js';
 export type { BanService } from './ban.service.js';
 export type { BanView } from './schema.js';
-export { renderJails, JAILS } from './jails.render.js';
-export type { JailThresholds, JailName } from './jails.render.js';
 
 export function createBansModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'helper'>) {
   const f2b = new Fail2banClient(infra.helper, infra.settings.helper.fail2banSocket);

@@ -85,6 +85,18 @@ export class FirewallService {
     return this.get();
   }
 
+  /**
+   * After a restart: a forced change still waiting for confirmation gets its
+   * revert timer again, for the time left (none left: it reverts now). The
+   * timer of the process that forced it died with that process.
+   */
+  async resumePending(schedule: RevertScheduler): Promise<string | null> {
+    const row = await this.repo.get();
+    if (!row?.pending_id || row.pending_deadline === null) return null;
+    schedule(row.pending_id, Math.max(0, Math.ceil((row.pending_deadline - this.clock.now()) / 1000)));
+    return row.pending_id;
+  }
+
   /** Keeps a forced ruleset: no revert. 409 when none waits for confirmation. */
   async confirm(): Promise<FirewallView> {
     const row = await this.repo.get();

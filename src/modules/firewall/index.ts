@@ -29,6 +29,8 @@ export function createFirewallModule(infra: Pick<Infra, 'db' | 'clock' | 'settin
   };
   return {
     service,
+    /** At service start: re-arm the revert of a forced change left unconfirmed by a process that has ended. */
+    resumePendingRevert: () => service.resumePending(inProcess),
     routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).firewallRoutes(app, service, inProcess, kit.hooks, kit.errors),
   };
 }

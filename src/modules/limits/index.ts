@@ -1,29 +1,28 @@
 import type { FastifyInstance } from 'fastify';
 import type { Infra } from '../../infra/index.js';
-import type { ConfigFileHost, DaemonReloader } from '../../adapters/config-applier/index.js';
+import { DaemonState, limitRows } from '../../adapters/limits-config/index.js';
+import type { LimitsApplyOutcome, LimitsPaths } from '../../adapters/limits-config/index.js';
+import { AppError } from '../../shared/errors.js';
+import { LIMITS } from '../../shared/limit-keys.js';
+import type { LimitValues } from '../../shared/limit-keys.js';
 import type { RouteKit } from '../route-types.js';
-import { DaemonState } from './daemon-state.js';
-import type { LimitsPaths } from './daemon-state.js';
 import { LimitRepository } from './limit.repository.js';
-import { limitRows } from './limit-drift.js';
-import { LimitsApplier } from './limits-apply.js';
-import type { Checkers } from './limits-apply.js';
 import { LimitsService } from './limits.service.js';
 import type { LimitsChanged } from './limits.service.js';
+import type { ApplyReport } from './schema.js';
 
 export { limitCommands } from './commands.js';
 export type { LimitsService, LimitsChanged } from './limits.service.js';
-export type { LimitsPaths } from './daemon-state.js';
-export { renderJailThresholds } from './limit-render.js';
+export type { LimitsPaths } from '../../adapters/limits-config/index.js';
 
 export type LimitsDeps = {
   /** Told after a change is stored (the composition root pushes send-rate defaults, signals other processes). */
   onChanged?: LimitsChanged;
-  /** Default: the privileged helper's `reload <daemon>`. */
-  reloader?: DaemonReloader;
-  host?: ConfigFileHost;
-  checkers?: Checkers;
 };
+
+/** The limits the daemons' files hold: what `apply-limits` takes (the service reads the others itself). */
+const daemonValues = (values: LimitValues): Record<string, number> =>
+  Object.fromEntries(LIMITS.filter((l) => l.appliesTo.some((t) => t !== 'service')).map((l) => [l.key, values[l.key] ?? l.default]));
 
 /** The limits: stored values over their defaults, `limits show` with drift, and `limits apply`. */
 export function createLimitsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'helper'>, deps: LimitsDeps = {}) {
@@ -38,15 +37,23 @@ export function createLimitsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings
     fail2banSocket: h.fail2banSocket,
   };
   const state = new DaemonState(paths);
-  const reloader: DaemonReloader = deps.reloader ?? { reload: async (daemon) => void (await infra.helper.run('reload', [daemon])) };
-  const applier = new LimitsApplier(state, reloader, deps.host, deps.checkers);
+  /**
+   * The privileged helper renders, checks and reloads (`apply-limits`): the
+   * service sends the numbers, never file content, and cannot write /etc itself.
+   */
+  const apply = async (): Promise<ApplyReport> => {
+    const values = await service.refresh();
+    const outcome = JSON.parse((await infra.helper.run('apply-limits', [JSON.stringify(daemonValues(values))])).stdout) as LimitsApplyOutcome;
+    if (!outcome.ok) throw new AppError('conflict', outcome.detail);
+    return outcome.report;
+  };
   return {
     service,
     /** Every limit with its default, the value in force in its daemon and whether they differ. */
     show: async () => limitRows(await service.refresh(), service.defaults, state),
     /** Renders, checks and reloads the daemons with the stored limits (all or nothing). */
-    apply: async () => applier.apply(await service.refresh()),
-    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).limitRoutes(app, { service, apply: async () => applier.apply(await service.refresh()) }, kit),
+    apply,
+    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).limitRoutes(app, { service, apply }, kit),
   };
 }
 export type LimitsModule = ReturnType<typeof createLimitsModule>;

@@ -30,6 +30,8 @@ for (const dialect of DIALECTS) {
         MAILSVC_DOVECOT_CONFIG: join(daemons, 'dovecot/dovecot.conf'),
         MAILSVC_FAIL2BAN_CONFIG_DIR: join(daemons, 'fail2ban'),
         MAILSVC_FAIL2BAN_SOCKET: join(daemons, 'fail2ban.sock'),
+        // The helper's apply-limits, run in this process (the tests run as root).
+        MAILSVC_HELPER: 'direct',
       });
     });
     afterEach(async () => {

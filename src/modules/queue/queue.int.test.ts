@@ -1,3 +1,4 @@
+import { helperConfig } from '../../../test/helpers/helper-config.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { startQueuePostfix, queuePostfixUnavailable } from '../../../test/helpers/postfix-queue.js';
@@ -25,7 +26,7 @@ const serviceFor = (pf: QueuePostfix) =>
   new QueueService(
     pf.configDir,
     new DirectHelperClient(
-      new HelperRunner({ doveadm: 'doveadm', dovecotConfig: undefined, postfixConfigDir: pf.configDir, fail2banSocket: '/run/f.sock', fail2banConfigDir: '/etc/fail2ban' }, pino({ level: 'silent' })),
+      new HelperRunner(helperConfig({ doveadm: 'doveadm', dovecotConfig: undefined, postfixConfigDir: pf.configDir, fail2banSocket: '/run/f.sock', fail2banConfigDir: '/etc/fail2ban' }), pino({ level: 'silent' })),
     ),
     clock,
   );

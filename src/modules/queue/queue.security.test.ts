@@ -1,3 +1,4 @@
+import { helperConfig } from '../../../test/helpers/helper-config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,7 +48,7 @@ describe('queue ids: only short and long Postfix queue ids pass', () => {
 
 describe('the postsuper helper actions validate every id before anything runs', () => {
   const helper = new DirectHelperClient(
-    new HelperRunner({ doveadm: 'doveadm', dovecotConfig: undefined, postfixConfigDir: '/etc/postfix-test', fail2banSocket: '/run/f.sock', fail2banConfigDir: '/etc/fail2ban' }, pino({ level: 'silent' })),
+    new HelperRunner(helperConfig({ doveadm: 'doveadm', dovecotConfig: undefined, postfixConfigDir: '/etc/postfix-test', fail2banSocket: '/run/f.sock', fail2banConfigDir: '/etc/fail2ban' }), pino({ level: 'silent' })),
   );
   beforeAll(() => {
     process.env.PATH = `${dir}:${savedPath ?? ''}`;

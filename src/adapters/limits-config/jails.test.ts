@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyConfig, fail2banChecker, LocalFileHost } from '../../adapters/config-applier/index.js';
 import { skipNotice } from '../../../test/helpers/services.js';
-import { JAILS, renderJails } from './jails.render.js';
+import { JAILS, renderJails } from './jails.js';
 
 const haveF2b = existsSync('/etc/fail2ban/fail2ban.conf');
 if (!haveF2b) skipNotice('fail2ban-client with /etc/fail2ban', 'not installed');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LIMITS, LIMIT_KEYS, limitDefaults, limitSetting, limitSpec, parseLimitValue } from '../../shared/limit-keys.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
 import { SEND_RATE_WINDOWS, sendRateLimitKey } from '../../shared/send-rate.js';
-import { postfixParams, readUclKey, renderDovecot, renderJailThresholds, renderMainCf, renderRspamd, setMainCfParams, setUclKeys } from './limit-render.js';
+import { postfixParams, readUclKey, renderDovecot, renderMainCf, renderRspamd, setMainCfParams, setUclKeys } from './render.js';
 
 const DEFAULTS: LimitValues = Object.fromEntries(LIMITS.map((l) => [l.key, l.default]));
 const spec = (key: string) => {
@@ -99,11 +99,4 @@ describe('renders', () => {
     );
   });
 
-  it('fail2ban: every jail section (nginx is nginx-http-auth) with its three thresholds in seconds, enabling nothing', () => {
-    const text = renderJailThresholds({ ...DEFAULTS, 'fail2ban-nginx-bantime': 7200 });
-    expect(text).toContain('[nginx-http-auth]\nmaxretry = 5\nfindtime = 600\nbantime = 7200\n');
-    expect(text).toContain('[recidive]\nmaxretry = 5\nfindtime = 86400\nbantime = 604800\n');
-    expect(text.match(/^\[/gm)).toHaveLength(7);
-    expect(text).not.toMatch(/enabled/);
-  });
 });

@@ -1,7 +1,9 @@
 import { LIMITS } from '../../shared/limit-keys.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
 import type { DaemonState } from './daemon-state.js';
-import type { LimitRow } from './schema.js';
+
+/** A row of `limits show`: the value, its default, what the daemon really runs with, and whether they differ. */
+export type LimitRow = { key: string; value: number; default: number; unit: string; in_force: number | null; drift: boolean; applies_to: string[] };
 
 /**
  * Each limit beside what is really in force: Postfix through postconf, fail2ban

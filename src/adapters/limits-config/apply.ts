@@ -1,13 +1,18 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { LocalFileHost, applyConfig, dovecotChecker, fail2banChecker, postfixChecker, rspamdChecker } from '../../adapters/config-applier/index.js';
-import type { ApplyUnit, ConfigChecker, ConfigFileHost, DaemonReloader, RenderedFile } from '../../adapters/config-applier/index.js';
-import { AppError } from '../../shared/errors.js';
+import { LocalFileHost, applyConfig, dovecotChecker, fail2banChecker, postfixChecker, rspamdChecker } from '../config-applier/index.js';
+import type { ApplyUnit, ConfigChecker, ConfigFileHost, DaemonReloader, RenderedFile } from '../config-applier/index.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
 import type { DaemonState } from './daemon-state.js';
-import { renderDovecot, renderJailThresholds, renderMainCf, renderRspamd } from './limit-render.js';
-import type { RspamdFiles } from './limit-render.js';
-import type { ApplyReport, DaemonOutcome } from './schema.js';
+import { renderDovecot, renderMainCf, renderRspamd } from './render.js';
+import { renderJailPlan } from './jail-plan.js';
+import type { JailPlanInput } from './jail-plan.js';
+import type { RspamdFiles } from './render.js';
+
+export type DaemonOutcome = { daemon: string; status: 'changed' | 'unchanged' | 'skipped'; detail: string; reloaded: boolean };
+export type ApplyReport = { daemons: DaemonOutcome[]; changed: string[]; created: string[]; milliseconds: number };
+/** What `limits apply` did: the report, or why nothing changed (every file restored, or what could not be). */
+export type LimitsApplyOutcome = { ok: true; report: ApplyReport } | { ok: false; detail: string };
 
 type Daemon = 'postfix' | 'rspamd' | 'dovecot' | 'fail2ban';
 export type Checkers = Record<Daemon, (dir: string) => ConfigChecker>;
@@ -27,6 +32,7 @@ export class LimitsApplier {
   constructor(
     private readonly state: DaemonState,
     private readonly reloader: DaemonReloader,
+    private readonly jails: Omit<JailPlanInput, 'fail2banDir'>,
     private readonly host: ConfigFileHost = new LocalFileHost(),
     private readonly checkers: Checkers = REAL_CHECKERS,
   ) {}
@@ -58,19 +64,20 @@ export class LimitsApplier {
 
     const jailDir = join(fail2banDir, 'jail.d');
     if (existsSync(jailDir)) {
-      await unit('fail2ban', fail2banDir, [file(join(jailDir, 'mailsvc-limits.local'), renderJailThresholds(values))]);
+      const jails = renderJailPlan(values, { ...this.jails, fail2banDir }).map((f) => file(f.path, String(f.content)));
+      await unit('fail2ban', fail2banDir, jails);
     } else skipped.push({ daemon: 'fail2ban', status: 'skipped', detail: `${jailDir} does not exist`, reloaded: false });
     return units;
   }
 
-  async apply(values: LimitValues): Promise<ApplyReport> {
+  async apply(values: LimitValues): Promise<LimitsApplyOutcome> {
     const started = Date.now();
     const skipped: DaemonOutcome[] = [];
     const units = await this.units(values, skipped);
     const r = await applyConfig(units, this.host, this.reloader);
     if (!r.ok) {
       const restore = r.restoreErrors.length ? ` Restoring failed for: ${r.restoreErrors.join('; ')}` : ' Every file was restored.';
-      throw new AppError('conflict', `limits apply: ${r.stage} of ${r.daemon} failed: ${r.detail}.${restore}`);
+      return { ok: false, detail: `limits apply: ${r.stage} of ${r.daemon} failed: ${r.detail}.${restore}` };
     }
     const touched = new Set([...r.changed, ...r.created]);
     const daemons: DaemonOutcome[] = units.map((u) => {
@@ -79,6 +86,6 @@ export class LimitsApplier {
       const detail = changed ? (reloaded ? 'applied and reloaded' : u.reload ? 'applied' : 'applied (not running: read at its next start)') : 'already up to date';
       return { daemon: u.daemon, status: changed ? 'changed' : 'unchanged', detail, reloaded };
     });
-    return { daemons: [...daemons, ...skipped], changed: r.changed, created: r.created, milliseconds: Date.now() - started };
+    return { ok: true, report: { daemons: [...daemons, ...skipped], changed: r.changed, created: r.created, milliseconds: Date.now() - started } };
   }
 }

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { run } from '../../adapters/exec.js';
-import type { RunFn } from '../../adapters/config-applier/index.js';
+import { run } from '../exec.js';
+import type { RunFn } from '../config-applier/index.js';
 import { FAIL2BAN_JAILS, FAIL2BAN_SECTION, limitSpec, parseLimitValue } from '../../shared/limit-keys.js';
-import { readUclKey } from './limit-render.js';
-import type { PostfixMailboxLimits } from './limit-render.js';
+import { readUclKey } from './render.js';
+import type { PostfixMailboxLimits } from './render.js';
 
 /** Where the daemons keep the files the limits render to (the helper's settings: environment only). */
 export type LimitsPaths = { postfixDir: string; rspamdLocalDir: string; dovecotConfig: string; fail2banDir: string; fail2banSocket: string };

@@ -9,8 +9,10 @@ import { LIMITS } from '../../shared/limit-keys.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
 import { DaemonState } from './daemon-state.js';
 import type { LimitsPaths } from './daemon-state.js';
-import { limitRows } from './limit-drift.js';
-import { LimitsApplier } from './limits-apply.js';
+import { limitRows } from './drift.js';
+import { loadJailSettings } from '../../config/jail-settings.js';
+import { LimitsApplier } from './apply.js';
+import type { ApplyReport, LimitsApplyOutcome } from './apply.js';
 
 /**
  * A private fail2ban server (its own config copy, socket, pid file, in-memory
@@ -26,6 +28,12 @@ const canRun = (() => {
   }
 })();
 if (!canRun) skipNotice('fail2ban-server (Debian package fail2ban, run as root)', 'not available');
+
+/** The report of an apply that must have succeeded. */
+function ok(o: LimitsApplyOutcome): ApplyReport {
+  if (!o.ok) throw new Error(o.detail);
+  return o.report;
+}
 
 const DEFAULTS: LimitValues = Object.fromEntries(LIMITS.map((l) => [l.key, l.default]));
 
@@ -63,7 +71,7 @@ describe.skipIf(!canRun)('limits and a running fail2ban', { timeout: 60_000 }, (
     expect(await row('fail2ban-sshd-maxretry')).toMatchObject({ in_force: null, drift: false });
 
     const reloader = commandReloader({ fail2ban: ['fail2ban-client', '-c', conf, '-s', sock, 'reload'] });
-    const report = await new LimitsApplier(state, reloader).apply(want);
+    const report = ok(await new LimitsApplier(state, reloader, { settings: loadJailSettings({ MAILSVC_FAIL2BAN_JAILS: 'mailsvc-auth' }), authLog: join(dir, 'auth.log') }).apply(want));
     expect(report.daemons.find((d) => d.daemon === 'fail2ban')).toMatchObject({ status: 'changed', reloaded: true });
     expect([client('get', 'mailsvc-auth', 'maxretry'), client('get', 'mailsvc-auth', 'bantime'), client('get', 'mailsvc-auth', 'findtime')]).toEqual(['4', '7200', '600']);
     const drifting = (await limitRows(want, DEFAULTS, state)).filter((r) => r.drift);

@@ -6,13 +6,19 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { skipNotice } from '../../../test/helpers/services.js';
 import { LIMITS } from '../../shared/limit-keys.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
-import { dovecotChecker } from '../../adapters/config-applier/index.js';
-import type { DaemonReloader } from '../../adapters/config-applier/index.js';
+import pino from 'pino';
+import { dovecotChecker } from '../config-applier/index.js';
+import { loadJailSettings } from '../../config/jail-settings.js';
+import { HelperRunner } from '../../helper/runner.js';
+import { helperConfig } from '../../../test/helpers/helper-config.js';
+import type { JailPlanInput } from './jail-plan.js';
+import type { DaemonReloader } from '../config-applier/index.js';
 import { DaemonState } from './daemon-state.js';
 import type { LimitsPaths } from './daemon-state.js';
-import { limitRows } from './limit-drift.js';
-import { LimitsApplier } from './limits-apply.js';
-import { renderDovecot } from './limit-render.js';
+import { limitRows } from './drift.js';
+import { LimitsApplier } from './apply.js';
+import type { ApplyReport, LimitsApplyOutcome } from './apply.js';
+import { renderDovecot } from './render.js';
 
 /** `limits apply` on temp copies of the Debian configurations, judged by the daemons' own checkers. */
 function has(cmd: string, args: string[]): boolean {
@@ -26,6 +32,12 @@ function has(cmd: string, args: string[]): boolean {
 const tools = { postfix: has('postconf', ['-d', 'mail_version']), rspamd: has('rspamadm', ['--version']), dovecot: has('doveconf', ['-d', 'base_dir']), fail2ban: has('fail2ban-client', ['--version']) };
 for (const [tool, ok] of Object.entries(tools)) if (!ok) skipNotice(`${tool} (Debian package)`, 'not installed');
 const all = tools.postfix && tools.rspamd && tools.dovecot && tools.fail2ban;
+
+/** The report of an apply that must have succeeded. */
+function ok(o: LimitsApplyOutcome): ApplyReport {
+  if (!o.ok) throw new Error(o.detail);
+  return o.report;
+}
 
 const DEFAULTS: LimitValues = Object.fromEntries(LIMITS.map((l) => [l.key, l.default]));
 const values = (over: Record<string, number> = {}): LimitValues => ({ ...DEFAULTS, ...over });
@@ -55,12 +67,22 @@ describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest, 
   let dir: string;
   let paths: LimitsPaths;
   let reloads: string[];
+  let jails: Omit<JailPlanInput, 'fail2banDir'>;
   const reloader: DaemonReloader = { reload: async (d) => void reloads.push(d) };
   const postconf = (...names: string[]): string[] => execFileSync('postconf', ['-c', paths.postfixDir, '-h', ...names], { encoding: 'utf8' }).trim().split('\n');
+
+  /** The privileged helper of this test's daemons, run in this process. */
+  const helper = (): HelperRunner =>
+    new HelperRunner(helperConfig({
+      dovecotConfig: paths.dovecotConfig, postfixConfigDir: paths.postfixDir, fail2banSocket: paths.fail2banSocket, fail2banConfigDir: paths.fail2banDir,
+      rspamdLocalDir: paths.rspamdLocalDir, jails: jails.settings, authLog: jails.authLog,
+    }), pino({ level: 'silent' }));
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'mailsvc-limits-'));
     reloads = [];
+    for (const f of ['mail.log', 'nginx.log']) writeFileSync(join(dir, f), '');
+    jails = { settings: loadJailSettings({ MAILSVC_MAIL_LOG: join(dir, 'mail.log'), MAILSVC_NGINX_ERROR_LOG: join(dir, 'nginx.log') }), authLog: join(dir, 'auth.log') };
     paths = {
       postfixDir: join(dir, 'postfix'),
       rspamdLocalDir: join(dir, 'rspamd/local.d'),
@@ -92,7 +114,7 @@ describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest, 
     expect(before).toEqual(['message-size-limit', 'smtp-recipient-limit', 'postfix-client-connection-rate-limit']);
 
     const started = Date.now();
-    const report = await new LimitsApplier(state, reloader).apply(want);
+    const report = ok(await new LimitsApplier(state, reloader, jails).apply(want));
     console.log(`[measure] limits apply (postfix check + rspamadm configtest + doveconf + fail2ban-client -t, 6 files): ${Date.now() - started} ms`);
     expect(report.daemons.map((d) => [d.daemon, d.status, d.reloaded])).toEqual([['postfix', 'changed', true], ['rspamd', 'changed', true], ['dovecot', 'changed', true], ['fail2ban', 'changed', true]]);
     expect(reloads).toEqual(['postfix', 'rspamd', 'dovecot', 'fail2ban']);
@@ -116,7 +138,7 @@ describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest, 
     writeFileSync(actions, local('actions.conf').replace('reject = 12.5;', 'reject = 20; # by hand'));
     expect((await limitRows(want, DEFAULTS, state)).filter((r) => r.drift).map((r) => [r.key, r.value, r.in_force])).toEqual([['spam-score-reject', 12.5, 20]]);
     writeFileSync(actions, 'reject = 12.5;\nadd_header = 6;\ngreylist = 4;\n');
-    const again = await new LimitsApplier(state, reloader).apply(want);
+    const again = ok(await new LimitsApplier(state, reloader, jails).apply(want));
     expect(again.daemons.map((d) => d.status)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged']);
     expect(reloads).toEqual(['postfix', 'rspamd', 'dovecot', 'fail2ban']);
   });
@@ -124,17 +146,18 @@ describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest, 
   it('a render the real checker refuses (an administrator\'s broken greylist.conf kept) leaves EVERY file of every daemon as it was, nothing reloaded', async () => {
     writeFileSync(join(paths.rspamdLocalDir, 'greylist.conf'), 'whitelisted_ip = "x" {\n');
     const before = snapshot(dir);
-    const applier = new LimitsApplier(new RunningState(paths), reloader);
-    await expect(applier.apply(values({ 'message-size-limit': 30 * 1024 * 1024 }))).rejects.toMatchObject({ code: 'conflict', detail: expect.stringMatching(/check of rspamd failed: .*rspamadm exited 1: .*greylist\.conf.*Every file was restored/) });
+    const applier = new LimitsApplier(new RunningState(paths), reloader, jails);
+    expect(await applier.apply(values({ 'message-size-limit': 30 * 1024 * 1024 }))).toMatchObject({ ok: false, detail: expect.stringMatching(/check of rspamd failed: .*rspamadm exited 1: .*greylist\.conf.*Every file was restored/) });
     expect(snapshot(dir)).toEqual(before);
     expect(postconf('message_size_limit')).toEqual(['10240000']);
     expect(reloads).toEqual([]);
   });
 
   it('fail2ban-client -t refuses when the jails as rendered cannot load (a jail naming a missing filter): nothing placed', async () => {
-    writeFileSync(join(paths.fail2banDir, 'jail.d/mailsvc-auth.local'), `[mailsvc-auth]\nenabled = true\nfilter = no-such-filter\nlogpath = ${join(dir, 'auth.log')}\n`);
+    // An administrator's own file, read after mailsvc's: the postfix jail that mailsvc enables now names a missing filter.
+    writeFileSync(join(paths.fail2banDir, 'jail.d/zz-admin.local'), '[postfix]\nfilter = no-such-filter\n');
     const before = snapshot(dir);
-    await expect(new LimitsApplier(new RunningState(paths), reloader).apply(values())).rejects.toMatchObject({ detail: expect.stringMatching(/check of fail2ban failed: .*no-such-filter/) });
+    expect(await new LimitsApplier(new RunningState(paths), reloader, jails).apply(values())).toMatchObject({ ok: false, detail: expect.stringMatching(/check of fail2ban failed: .*no-such-filter/) });
     expect(snapshot(dir)).toEqual(before);
   });
 
@@ -158,15 +181,31 @@ describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest, 
         }
       },
     };
-    await expect(new LimitsApplier(new RunningState(paths), flaky).apply(values({ 'smtp-recipient-limit': 9 }))).rejects.toMatchObject({ detail: expect.stringMatching(/reload of fail2ban failed/) });
+    expect(await new LimitsApplier(new RunningState(paths), flaky, jails).apply(values({ 'smtp-recipient-limit': 9 }))).toMatchObject({ ok: false, detail: expect.stringMatching(/reload of fail2ban failed/) });
     expect(snapshot(dir)).toEqual(before);
     expect(reloads).toEqual(['postfix', 'rspamd', 'dovecot', 'fail2ban', 'postfix', 'rspamd', 'dovecot', 'fail2ban']);
   });
 
   it('a daemon that does not run is not reloaded; a missing configuration location is skipped', async () => {
     rmSync(join(dir, 'rspamd'), { recursive: true });
-    const report = await new LimitsApplier(new DaemonState(paths), reloader).apply(values());
+    const report = ok(await new LimitsApplier(new DaemonState(paths), reloader, jails).apply(values()));
     expect(report.daemons.map((d) => [d.daemon, d.status, d.reloaded])).toEqual([['postfix', 'changed', false], ['dovecot', 'changed', false], ['fail2ban', 'changed', false], ['rspamd', 'skipped', false]]);
     expect(reloads).toEqual([]);
+  });
+
+  it('the helper action apply-limits renders from the numbers it is sent, validating each; bad values change nothing', async () => {
+    const daemonKeys = LIMITS.filter((l) => l.appliesTo.some((t) => t !== 'service'));
+    const send = (over: Record<string, unknown>): string => JSON.stringify({ ...Object.fromEntries(daemonKeys.map((l) => [l.key, l.default])), ...over });
+    const before = snapshot(dir);
+    for (const bad of [send({ 'message-size-limit': -1 }), send({ 'smtp-recipient-limit': '1; rm -rf /' }), send({ 'api-auth-fail-limit': 3 }), send({ 'no-such-key': 1 }), '{"message-size-limit": 1', '[]']) {
+      expect(await helper().answer('apply-limits', [bad])).toMatchObject({ ok: false, error: 'invalid-argument' });
+    }
+    expect(snapshot(dir)).toEqual(before);
+    const a = await helper().answer('apply-limits', [send({ 'smtp-recipient-limit': 321, 'fail2ban-dovecot-maxretry': 7 })]);
+    expect(a.ok).toBe(true);
+    const outcome = JSON.parse(a.ok ? a.stdout : '{}') as LimitsApplyOutcome;
+    expect(ok(outcome).daemons.map((d) => [d.daemon, d.status])).toEqual([['postfix', 'changed'], ['rspamd', 'changed'], ['dovecot', 'changed'], ['fail2ban', 'changed']]);
+    expect(postconf('smtpd_recipient_limit')).toEqual(['321']);
+    expect(readFileSync(join(paths.fail2banDir, 'jail.d/mailsvc-dovecot.local'), 'utf8')).toContain('maxretry = 7');
   });
 });

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { RenderedFile } from '../../adapters/config-applier/index.js';
+import type { RenderedFile } from '../config-applier/index.js';
 
 /** The jails mailsvc configures, by their limit-key names (`nginx` is fail2ban's `nginx-http-auth`). */
 export const JAILS = ['sshd', 'dovecot', 'postfix', 'postfix-sasl', 'nginx', 'mailsvc-auth', 'recidive'] as const;
@@ -25,6 +25,8 @@ export type JailRenderOptions = {
   fail2banLog?: string;
   /** nginx's error log, which nginx-http-auth reads. */
   nginxErrorLog?: string;
+  /** Jails rendered `enabled = false`, each with the reason written above it (not configured, its log missing). */
+  disabled?: Partial<Record<JailName, string>>;
 };
 
 const SECTION: Record<JailName, string> = {
@@ -74,13 +76,16 @@ export function renderJails(thresholds: JailThresholds, opts: JailRenderOptions 
     authLog: opts.authLog ?? '/var/lib/mailsvc/auth.log',
     fail2banLog: opts.fail2banLog ?? '/var/log/fail2ban.log',
     nginxErrorLog: opts.nginxErrorLog ?? '/var/log/nginx/error.log',
+    disabled: opts.disabled ?? {},
   };
   return JAILS.map((jail) => {
     const t = thresholds[jail] ?? {};
+    const off = o.disabled[jail];
     const lines = [
       '# Written by mailsvc (limits apply); changes here are replaced on the next apply.',
+      ...(off === undefined ? [] : [`# Disabled: ${off.replace(/\s+/g, ' ')}`]),
       `[${SECTION[jail]}]`,
-      'enabled = true',
+      `enabled = ${off === undefined ? 'true' : 'false'}`,
       ...source(jail, o),
       ...(jail === 'mailsvc-auth' ? ['filter = mailsvc-auth', 'port = http,https'] : []),
       ...(t.maxretry === undefined ? [] : [`maxretry = ${whole(jail, 'maxretry', t.maxretry, 1)}`]),

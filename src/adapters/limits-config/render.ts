@@ -1,4 +1,3 @@
-import { FAIL2BAN_JAILS, FAIL2BAN_SECTION } from '../../shared/limit-keys.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
 
 /**
@@ -6,7 +5,7 @@ import type { LimitValues } from '../../shared/limit-keys.js';
  * main.cf and Rspamd's local.d files may hold an administrator's other
  * settings: only the limit parameters are replaced (postconf -e semantics:
  * the existing line and its continuation lines, else appended). The fail2ban
- * file `jail.d/mailsvc-limits.local` is mailsvc's own.
+ * jails are rendered by jails.ts / jail-plan.ts.
  */
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -112,16 +111,3 @@ export function renderDovecot(values: LimitValues): string {
   return ['# Written by `mailsvc limits apply` from the limit message-size-limit; change it there.', 'plugin {', `  quota_max_mail_size = ${values['message-size-limit']}`, '}', ''].join('\n');
 }
 
-/**
- * fail2ban `jail.d/mailsvc-limits.local`: maxretry, findtime and bantime of
- * each jail (seconds). It enables nothing: a jail not enabled elsewhere stays off.
- */
-export function renderJailThresholds(values: LimitValues): string {
-  const out = ['# Written by `mailsvc limits apply` from the limits fail2ban-<jail>-*; change them there.', ''];
-  for (const jail of FAIL2BAN_JAILS) {
-    out.push(`[${FAIL2BAN_SECTION[jail]}]`);
-    for (const what of ['maxretry', 'findtime', 'bantime'] as const) out.push(`${what} = ${values[`fail2ban-${jail}-${what}`]}`);
-    out.push('');
-  }
-  return out.join('\n');
-}

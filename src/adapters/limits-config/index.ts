@@ -1,0 +1,10 @@
+export { LimitsApplier } from './apply.js';
+export type { ApplyReport, DaemonOutcome, LimitsApplyOutcome, Checkers } from './apply.js';
+export { DaemonState } from './daemon-state.js';
+export type { LimitsPaths } from './daemon-state.js';
+export { limitRows } from './drift.js';
+export type { LimitRow } from './drift.js';
+export { renderJails, JAILS } from './jails.js';
+export type { JailName, JailRenderOptions, JailThresholds } from './jails.js';
+export { renderJailPlan } from './jail-plan.js';
+export type { JailPlanInput } from './jail-plan.js';
