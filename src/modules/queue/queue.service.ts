@@ -52,6 +52,9 @@ function present(m: PostqueueMessage): QueueEntry {
  * with `postsuper` through the privileged helper. Filtering and paging happen
  * while postqueue's output streams in, so memory does not grow with the queue.
  */
+/** Tries of a postsuper action on a message that the queue manager is moving (it is listed, but postsuper missed it). */
+const MOVING_ATTEMPTS = 3;
+
 export class QueueService {
   constructor(
     private readonly configDir: string,
@@ -120,27 +123,34 @@ export class QueueService {
     return n;
   }
 
-  /** When postsuper did nothing: the id is not in the queue (404), or it is but in the wrong state (409). */
-  private async nothingDone(id: string, conflict: (m: PostqueueMessage) => string | null): Promise<never> {
-    const m = await this.find(id);
-    const why = m ? conflict(m) : null;
-    if (why) throw new AppError('conflict', why);
-    throw new AppError('not_found', `no message ${id} in the mail queue`);
+  /**
+   * One postsuper action on one message. When it did nothing: the id is not in
+   * the queue (404), or it is but in the wrong state (409). A message the
+   * queue manager is moving between queues at that instant (just released,
+   * deferred → active) is missed by postsuper while postqueue still lists it:
+   * that case is tried again, briefly, before it is called a conflict.
+   */
+  private async once(action: string, id: string, label: Parameters<typeof postsuperCount>[1], conflict: (m: PostqueueMessage) => string | null): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      if ((await this.counted(action, [id], label)) > 0) return;
+      const m = await this.find(id);
+      if (!m) throw new AppError('not_found', `no message ${id} in the mail queue`);
+      const why = conflict(m);
+      if (why) throw new AppError('conflict', why);
+      if (attempt === MOVING_ATTEMPTS) throw new AppError('conflict', `message ${id} is being moved by Postfix's queue manager; try again`);
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+    }
   }
 
   async hold(rawId: string): Promise<QueueAction> {
     const id = queueIdOf(rawId);
-    if ((await this.counted('postsuper-hold', [id], 'Placed on hold')) === 0) {
-      await this.nothingDone(id, (m) => (m.queue_name === 'hold' ? `message ${id} is already on hold` : null));
-    }
+    await this.once('postsuper-hold', id, 'Placed on hold', (m) => (m.queue_name === 'hold' ? `message ${id} is already on hold` : null));
     return { queue_id: id, action: 'held' };
   }
 
   async release(rawId: string): Promise<QueueAction> {
     const id = queueIdOf(rawId);
-    if ((await this.counted('postsuper-release', [id], 'Released from hold')) === 0) {
-      await this.nothingDone(id, (m) => `message ${id} is not on hold (it is in the ${m.queue_name} queue)`);
-    }
+    await this.once('postsuper-release', id, 'Released from hold', (m) => (m.queue_name === 'hold' ? null : `message ${id} is not on hold (it is in the ${m.queue_name} queue)`));
     return { queue_id: id, action: 'released' };
   }
 
@@ -153,7 +163,7 @@ export class QueueService {
       await this.bounce([id]);
       return { queue_id: id, action: 'bounced' };
     }
-    if ((await this.counted('postsuper-delete', [id], 'Deleted')) === 0) await this.nothingDone(id, () => null);
+    await this.once('postsuper-delete', id, 'Deleted', () => null);
     return { queue_id: id, action: 'deleted' };
   }
 
