@@ -17,6 +17,12 @@ export type HelperSettings = Readonly<{
   fail2banConfigDir: string;
   /** Rspamd's local.d (its parent holds override.d too). */
   rspamdLocalDir: string;
+  /**
+   * MAILSVC_SERVICE_MANAGER: a program run instead of `systemctl` for the
+   * mailsvc units (`<program> restart mailsvc.service`); tests give their own
+   * process manager. Unset: systemctl.
+   */
+  serviceManager: string | undefined;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -57,5 +63,6 @@ export function loadHelperSettings(src: Source): HelperSettings {
     fail2banSocket: absolute(src, 'MAILSVC_FAIL2BAN_SOCKET', '/run/fail2ban/fail2ban.sock'),
     fail2banConfigDir: absolute(src, 'MAILSVC_FAIL2BAN_CONFIG_DIR', '/etc/fail2ban'),
     rspamdLocalDir: absolute(src, 'MAILSVC_RSPAMD_LOCAL_DIR', '/etc/rspamd/local.d'),
+    serviceManager: val(src, 'MAILSVC_SERVICE_MANAGER') === undefined ? undefined : absolute(src, 'MAILSVC_SERVICE_MANAGER', ''),
   });
 }

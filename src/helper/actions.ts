@@ -6,7 +6,14 @@ import { QUEUE_ID_BATCH, parseQueueIdList } from '../shared/queue-id.js';
 import type { HelperSettings } from '../config/helper-settings.js';
 
 /** The helper's own settings that actions read (paths and config dirs; never from a caller). */
-export type HelperConfig = Pick<HelperSettings, 'doveadm' | 'dovecotConfig' | 'postfixConfigDir' | 'fail2banSocket' | 'fail2banConfigDir'>;
+export type HelperConfig = Pick<HelperSettings, 'doveadm' | 'dovecotConfig' | 'postfixConfigDir' | 'fail2banSocket' | 'fail2banConfigDir'> &
+  Partial<Pick<HelperSettings, 'serviceManager'>>;
+
+/** The only units the update verbs act on: fixed here, never taken from a caller. */
+export const MAILSVC_UNIT = 'mailsvc.service';
+export const MAILSVC_UPDATE_UNIT = 'mailsvc-update.service';
+const unitCommand = (cfg: HelperConfig, verb: string, unit: string, extra: string[] = []): Command =>
+  cfg.serviceManager ? { file: cfg.serviceManager, args: [verb, unit], timeoutMs: 120_000 } : { file: 'systemctl', args: [...extra, verb, unit], timeoutMs: 120_000 };
 
 /** One argument: a name for messages, and a validator that returns the canonical value or throws. */
 export type Param = { name: string; validate(raw: string): string; secret?: boolean };
@@ -190,6 +197,18 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   [
     'nft-apply',
     { summary: 'apply an nftables file as one transaction (nft -f <file>)', params: [nftFile], command: ([f]) => ({ file: 'nft', args: ['-f', f ?? ''], timeoutMs: 30_000 }) },
+  ],
+  [
+    'mailsvc-restart',
+    { summary: `restart the API service (${MAILSVC_UNIT}) after an update switched its release; no other unit`, params: [], command: (_a, cfg) => unitCommand(cfg, 'restart', MAILSVC_UNIT) },
+  ],
+  [
+    'mailsvc-update-start',
+    {
+      summary: `start ${MAILSVC_UPDATE_UNIT} without waiting: it runs the queued update job outside the service it restarts`,
+      params: [],
+      command: (_a, cfg) => unitCommand(cfg, 'start', MAILSVC_UPDATE_UNIT, ['--no-block']),
+    },
   ],
   [
     'nft-list-ruleset',
