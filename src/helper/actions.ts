@@ -11,7 +11,15 @@ export type HelperConfig = Pick<HelperSettings, 'doveadm' | 'dovecotConfig' | 'p
 
 /** The only units the update verbs act on: fixed here, never taken from a caller. */
 export const MAILSVC_UNIT = 'mailsvc.service';
-export const MAILSVC_UPDATE_UNIT = 'mailsvc-update.service';
+/** A template: `mailsvc-update@<job id>.service` runs that one queued update job. */
+export const mailsvcUpdateUnit = (jobId: string): string => `mailsvc-update@${jobId}.service`;
+const jobId: Param = {
+  name: 'job',
+  validate(raw) {
+    if (!/^[a-z0-9]{1,32}$/.test(raw)) throw new Error('job must be a job id (lower-case letters and digits)');
+    return raw;
+  },
+};
 const unitCommand = (cfg: HelperConfig, verb: string, unit: string, extra: string[] = []): Command =>
   cfg.serviceManager ? { file: cfg.serviceManager, args: [verb, unit], timeoutMs: 120_000 } : { file: 'systemctl', args: [...extra, verb, unit], timeoutMs: 120_000 };
 
@@ -205,9 +213,9 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   [
     'mailsvc-update-start',
     {
-      summary: `start ${MAILSVC_UPDATE_UNIT} without waiting: it runs the queued update job outside the service it restarts`,
-      params: [],
-      command: (_a, cfg) => unitCommand(cfg, 'start', MAILSVC_UPDATE_UNIT, ['--no-block']),
+      summary: 'start mailsvc-update@<job>.service without waiting: it runs that queued update job outside the service it restarts',
+      params: [jobId],
+      command: ([id], cfg) => unitCommand(cfg, 'start', mailsvcUpdateUnit(id ?? ''), ['--no-block']),
     },
   ],
   [
