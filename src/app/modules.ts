@@ -25,6 +25,7 @@ import type { SendFn, SmsModule } from '../modules/sms/index.js';
 import type { SettingsModule } from '../modules/settings/index.js';
 import type { UpdatesModule } from '../modules/updates/index.js';
 import type { JobRunner } from '../modules/jobs/index.js';
+import type { InstallModule } from '../modules/install/index.js';
 
 export type ModuleOptions = { sendSms?: SendFn | undefined; kicker?: MailSessionKicker | undefined };
 
@@ -181,7 +182,7 @@ export class Modules {
     return this.once('updates', async () => {
       const [{ createUpdatesModule }, apiKeys] = await Promise.all([import('../modules/updates/index.js'), this.apiKeys()]);
       return createUpdatesModule(this.infra, {
-        channel: async () => (await this.settings()).service.channel(),
+        channel: async () => (await import('../modules/settings/index.js')).createSettingsStore(this.infra).channel(),
         // A read-only key for the updater's health check, alive an hour at most, revoked when the update ends.
         probeKeys: {
           create: async () => {
@@ -215,6 +216,10 @@ export class Modules {
       const settings = createSettingsModule(this.infra, { updates: () => Promise.resolve(updates), jobs: () => Promise.resolve(jobs.runner) });
       return { service: settings.service, checkUpdate: settings.checkUpdate, runner: jobs.runner, updateJob: UPDATE_JOB };
     });
+  }
+
+  install(): Promise<InstallModule> {
+    return this.once('install', async () => (await import('../modules/install/index.js')).createInstallModule(this.infra));
   }
 
   /** What `admin mfa reset` needs. */

@@ -24,12 +24,17 @@ export function refuseUnlessApplicable(check: UpdateCheck, input: ApplyUpdateInp
   }
 }
 
+/** The stored run-time settings alone (what the updater asks for the channel). */
+export function createSettingsStore(infra: Pick<Infra, 'db' | 'clock' | 'settings'>): SettingsService {
+  return new SettingsService(new SettingsRepository(infra.db), infra.settings.updates, infra.clock, SERVICE_VERSION);
+}
+
 /**
  * Settings: the run-time settings (update channel, auto-updates), and the
  * update check and job behind /admin/settings.
  */
 export function createSettingsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'helper'>, deps: { updates: () => Promise<UpdatesModule>; jobs: () => Promise<JobRunner> }) {
-  const service = new SettingsService(new SettingsRepository(infra.db), infra.settings.updates, infra.clock, SERVICE_VERSION);
+  const service = createSettingsStore(infra);
   const checkUpdate = async (): Promise<UpdateCheck> => (await deps.updates()).service.check();
   /** Queues the job and has the helper start mailsvc-update@<id>.service: the job restarts this service, so it cannot run in it. */
   const startUpdate = async (input: ApplyUpdateInput): Promise<{ job_id: string }> => {

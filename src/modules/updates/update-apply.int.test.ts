@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,24 +39,25 @@ function breakPackage(staged: string, into: string, version: string, how: { fail
   pkg.version = version;
   rmSync(join(into, 'package.json'));
   writeFileSync(join(into, 'package.json'), JSON.stringify(pkg, null, 2));
-  const bundle = join(into, 'dist', 'bundle');
-  renameSync(join(bundle, 'mailsvc.js'), join(bundle, 'mailsvc-real.js'));
-  writeFileSync(
-    join(bundle, 'mailsvc.js'),
-    `import { spawnSync } from 'node:child_process';
-const real = new URL('./mailsvc-real.js', import.meta.url).pathname;
-const args = process.argv.slice(2);
-const run = (a) => spawnSync(process.execPath, [real, ...a], { stdio: 'inherit' }).status ?? 1;
-if (args[0] === 'db' && args[1] === 'migrate') {
-  if (run(args) !== 0) process.exit(1);
-  run(['limits', 'set', 'greylist-delay', '1']); // a data migration
-  if (${how.failMigrate === true}) { console.error('migration 0099_broken failed: duplicate column'); process.exit(1); }
-  process.exit(0);
+  // Chunks import the entry file, so it stays where it is: a guard goes in front of its code.
+  const entry = join(into, 'dist', 'bundle', 'mailsvc.js');
+  const original = readFileSync(entry, 'utf8');
+  rmSync(entry); // a hard link to the staged release: never write through it
+  const shebang = original.startsWith('#!') ? original.slice(0, original.indexOf('\n') + 1) : '';
+  const guard = `import { spawnSync as __updateTestSpawn } from 'node:child_process';
+if (!process.env.UPDATE_TEST_REAL) {
+  const args = process.argv.slice(2);
+  const run = (a) => __updateTestSpawn(process.execPath, [process.argv[1], ...a], { stdio: 'inherit', env: { ...process.env, UPDATE_TEST_REAL: '1' } }).status ?? 1;
+  if (args[0] === 'db' && args[1] === 'migrate') {
+    if (run(args) !== 0) process.exit(1);
+    run(['limits', 'set', 'greylist-delay', '1']); // a data migration
+    if (${how.failMigrate === true}) { console.error('migration 0099_broken failed: duplicate column'); process.exit(1); }
+    process.exit(0);
+  }
+  if (args[0] === 'serve' && ${how.failStart === true}) { console.error('this release cannot start'); process.exit(1); }
 }
-if (args[0] === 'serve' && ${how.failStart === true}) { console.error('this release cannot start'); process.exit(1); }
-process.exit(run(args));
-`,
-  );
+`;
+  writeFileSync(entry, shebang + guard + original.slice(shebang.length));
   return into;
 }
 
@@ -175,7 +176,7 @@ describe('update apply end to end (SQLite, real releases, real service)', () => 
     }
     await feed?.close();
     if (tmp) rmSync(tmp, { recursive: true, force: true });
-  });
+  }, 300_000);
 
   /** The old release still runs, untouched: same process, same link, same data. */
   const expectOldRunning = async (pidBefore: string): Promise<void> => {
@@ -226,7 +227,7 @@ describe('update apply end to end (SQLite, real releases, real service)', () => 
     const before = pid();
     const r = await cli(['settings', 'apply-update']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/migrations of 1\.2\.0 failed.*rolled back/);
+    expect(r.stderr).toMatch(/migrations of 1\.2\.0 failed.*migration 0099_broken failed.*rolled back/);
     expect(r.stderr).toMatch(/database snapshot is restored/);
     // Never switched, never restarted: the same process serves on.
     expect(pid()).toBe(before);
