@@ -11,6 +11,8 @@
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import process from 'node:process';
+import { setTimeout } from 'node:timers';
 
 const [stateDir, verb, unit] = process.argv.slice(2);
 const env = JSON.parse(readFileSync(join(stateDir, 'env.json'), 'utf8'));

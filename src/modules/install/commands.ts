@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { output } from '../../shared/terminal/output.js';
-import { recordsChanges } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { InstallReport } from './installer.js';
 
@@ -30,5 +29,6 @@ export function installCommands(program: Command, run: Run<Deps>): void {
       const report = await run((m) => m.uninstall(opts.root ? resolve(opts.root) : '/'));
       output(opts.json, report, () => describe(report));
     });
-  recordsChanges(program, ['install', 'uninstall']);
+  // Not audited: install runs before there is a database to hold the record (it makes it), uninstall
+  // keeps it but stops the service; the printed report is the record.
 }

@@ -14,7 +14,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../test/helpers/cli.js';
 import type { CliResult } from '../../../test/helpers/cli.js';
 import { TEST_CA, productionNodeModules, publishRelease, stageRelease, startFeedServer } from '../../../test/helpers/releases.js';
 import type { FeedServer } from '../../../test/helpers/releases.js';
