@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -264,19 +264,45 @@ describe('update apply end to end (SQLite, real releases, real service)', () => 
     process.stdout.write(`update 1.0.0 → 1.1.0: ${seconds.toFixed(1)} s (job ${job.result.seconds.toFixed(1)} s)\n`);
   }, 120_000);
 
+  it('POST /admin/settings/apply-update queues the job, the helper starts it outside the service, GET /admin/jobs/{id} follows it', async () => {
+    // 1.2.0 carries a data migration (greylist-delay 77 → 1) and starts normally.
+    publish(breakPackage(staged.next, join(tmp, 'good-1.2.0'), '1.2.0', {}));
+    const auth = { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`, 'content-type': 'application/json' };
+    const started = await fetch(`http://127.0.0.1:${port}/admin/settings/apply-update`, { method: 'POST', headers: auth, body: '{}' });
+    expect(started.status).toBe(202);
+    const { job_id: id } = (await started.json()) as { job_id: string };
+    let job: { state: string; progress: number; message: string; result: { to?: string } | null } | null = null;
+    const seen = new Set<string>();
+    for (let i = 0; i < 600; i++) {
+      // The service restarts under us: a refused connection is part of the update.
+      job = await fetch(`http://127.0.0.1:${port}/admin/jobs/${id}`, { headers: auth }).then((r) => (r.status === 200 ? (r.json() as Promise<typeof job>) : null), () => null);
+      if (job) seen.add(job.state);
+      if (job && (job.state === 'succeeded' || job.state === 'failed')) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(job?.state, `${job?.message} ${readFileSync(join(tmp, 'state', 'update.log'), 'utf8').slice(-1500)}`).toBe('succeeded');
+    expect(job?.result).toMatchObject({ from: '1.1.0', to: '1.2.0' });
+    expect(seen.has('running')).toBe(true);
+    expect(currentTarget()).toBe(join('releases', '1.2.0'));
+    await waitHealthy('1.2.0');
+    expect(greylistDelay()).toBe('1');
+    // Nothing newer now: the route refuses before queueing anything.
+    const again = await fetch(`http://127.0.0.1:${port}/admin/settings/apply-update`, { method: 'POST', headers: auth, body: '{}' });
+    expect(again.status).toBe(409);
+  }, 180_000);
+
   it('refuses to go back to an older release unless asked, and nothing changes', async () => {
     publish(staged.old);
     const check = await cli(['settings', 'check-update', '--json']);
-    expect(JSON.parse(check.stdout)).toMatchObject({ current_version: '1.1.0', available_version: '1.0.0', update_available: false, downgrade: true, downgrade_allowed: true });
+    expect(JSON.parse(check.stdout)).toMatchObject({ current_version: '1.2.0', available_version: '1.0.0', update_available: false, downgrade: true, downgrade_allowed: true });
     const r = await cli(['settings', 'apply-update']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/older than 1\.1\.0/);
-    expect(currentTarget()).toBe(join('releases', '1.1.0'));
-    await waitHealthy('1.1.0');
+    expect(r.stderr).toMatch(/older than 1\.2\.0/);
+    expect(currentTarget()).toBe(join('releases', '1.2.0'));
+    await waitHealthy('1.2.0');
     // The nightly channel is its own tree: switching to it changes what is offered.
-    cpSync(join(feeds, 'stable', 'version.json'), join(tmp, 'keep.json'));
     expect((await cli(['settings', 'set', '--update-channel', 'nightly'])).code).toBe(0);
     const nightly = await cli(['settings', 'check-update', '--json']);
-    expect(JSON.parse(nightly.stdout)).toMatchObject({ channel: 'nightly', available_version: '1.1.0', update_available: false, downgrade: false });
+    expect(JSON.parse(nightly.stdout)).toMatchObject({ channel: 'nightly', available_version: '1.1.0', update_available: false, downgrade: true });
   }, 60_000);
 });

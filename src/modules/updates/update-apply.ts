@@ -26,6 +26,17 @@ export type ApplyDeps = {
 };
 
 const TEN_MINUTES = 600_000;
+/** Snapshots of successful updates kept (the newest), so one can still go back by hand. */
+const KEEP_SNAPSHOTS = 3;
+
+function pruneSnapshots(dir: string, keep: number): void {
+  try {
+    // Names start with an ISO time: the order of the names is the order of the updates.
+    for (const old of readdirSync(dir).sort().slice(0, -keep)) rmSync(join(dir, old), { recursive: true, force: true });
+  } catch {
+    // no snapshots directory: nothing to prune
+  }
+}
 
 /**
  * The update job: download → sha256 and signature → unpack into
@@ -129,16 +140,22 @@ export async function applyUpdate(deps: ApplyDeps, input: ApplyUpdateInput, ctx:
     const reason = err instanceof AppError ? err.detail : err instanceof Error ? err.message : String(err);
     await ctx.progress(0.85, `rolling back: ${reason}`.slice(0, 200));
     const back: string[] = [];
-    if (switched) {
-      tree.switchTo(previous);
-      back.push(`current points at ${previous} again`);
-    }
-    if (snapshot) {
-      await deps.snapshotter.restore(snapshot);
-      back.push('the database snapshot is restored');
-    }
+    // Each step is tried even when one before it failed: the most of the old state comes back.
+    const attempt = async (what: string, fn: () => Promise<string>): Promise<void> => {
+      try {
+        back.push(await fn());
+      } catch (e) {
+        back.push(`${what} FAILED (${e instanceof Error ? e.message : String(e)})`);
+      }
+    };
+    if (switched) await attempt('switching current back', () => Promise.resolve((tree.switchTo(previous), `current points at ${previous} again`)));
+    const taken = snapshot;
+    if (taken) await attempt(`restoring the snapshot ${taken.dir}`, async () => (await deps.snapshotter.restore(taken), 'the database snapshot is restored'));
     if (restarted) {
-      await deps.helper.run('mailsvc-restart', []);
+      await attempt('restarting the old release', async () => {
+        await deps.helper.run('mailsvc-restart', []);
+        return `${from} restarted through the helper`;
+      });
       await waitForHealth(deps.probe, probeKey, from, settings.healthTimeout * 1000, ctx.signal).then(
         () => back.push(`${from} runs and answers /health/details`),
         (e: unknown) => back.push(`but ${from} did not answer /health/details either (${e instanceof Error ? e.message : String(e)}): check journalctl -u mailsvc`),
@@ -150,6 +167,7 @@ export async function applyUpdate(deps: ApplyDeps, input: ApplyUpdateInput, ctx:
     throw new AppError('upstream', `the update from ${from} to ${to} failed (${reason}) and was rolled back in ${seconds} s: ${back.join('; ') || 'nothing had changed'}`);
   }
   await deps.probe.close(probeKey).catch(() => undefined);
+  pruneSnapshots(join(deps.dataDir, 'update-snapshots'), KEEP_SNAPSHOTS);
   const last = steps.at(-1);
   if (last) last.seconds = (Date.now() - stepStart) / 1000;
   return { from, to, outcome: 'updated', seconds: (Date.now() - started) / 1000, steps, snapshot: snapshot.dir };
