@@ -14,6 +14,8 @@ import { banCommands } from '../modules/bans/commands.js';
 import { firewallCommands } from '../modules/firewall/commands.js';
 import { sendLimitCommands } from '../modules/send-limits/commands.js';
 import { limitCommands } from '../modules/limits/commands.js';
+import { settingsCommands } from '../modules/settings/commands.js';
+import { installCommands } from '../modules/install/commands.js';
 import { runModule, runModuleIfMigrated } from './cli-runner.js';
 
 /**
@@ -34,5 +36,8 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => limitCommands(p, runModule((m) => m.limits(), { redis: true })),
   (p) => banCommands(p, runModule((m) => m.bans())),
   (p) => firewallCommands(p, runModule((m) => m.firewall())),
+  (p) => settingsCommands(p, runModule((m) => m.settingsCli()), () => progressView()),
+  // install makes the database (it migrates): no schema check; the audit record is written when there is one.
+  (p) => installCommands(p, runModule((m) => m.install(), { schema: false })),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

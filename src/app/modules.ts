@@ -22,6 +22,10 @@ import type { HttpModule } from '../modules/route-types.js';
 import type { QueueModule } from '../modules/queue/index.js';
 import type { SendLimitsModule } from '../modules/send-limits/index.js';
 import type { SendFn, SmsModule } from '../modules/sms/index.js';
+import type { SettingsModule } from '../modules/settings/index.js';
+import type { UpdatesModule } from '../modules/updates/index.js';
+import type { JobRunner } from '../modules/jobs/index.js';
+import type { InstallModule } from '../modules/install/index.js';
 
 export type ModuleOptions = { sendSms?: SendFn | undefined; kicker?: MailSessionKicker | undefined };
 
@@ -174,6 +178,50 @@ export class Modules {
     return this.once('firewall', async () => (await import('../modules/firewall/index.js')).createFirewallModule(this.infra));
   }
 
+  updates(): Promise<UpdatesModule> {
+    return this.once('updates', async () => {
+      const [{ createUpdatesModule }, apiKeys] = await Promise.all([import('../modules/updates/index.js'), this.apiKeys()]);
+      return createUpdatesModule(this.infra, {
+        channel: async () => (await import('../modules/settings/index.js')).createSettingsStore(this.infra).channel(),
+        // A read-only key for the updater's health check, alive an hour at most, revoked when the update ends.
+        probeKeys: {
+          create: async () => {
+            const k = await apiKeys.service.create({ name: 'mailsvc update health check', scopes: ['read'], expires_at: new Date(this.infra.clock.now() + 3600_000).toISOString() }, 'mailsvc-update');
+            return { id: k.id, key: k.key };
+          },
+          revoke: (id) => apiKeys.service.revoke(id),
+        },
+      });
+    });
+  }
+
+  /**
+   * The settings module as the service builds it: an update job may be queued
+   * here but never runs in this process (it restarts it): a queued one found
+   * at start is failed at once.
+   */
+  settings(): Promise<SettingsModule> {
+    return this.once('settings', async () => {
+      const [{ createSettingsModule }, { UPDATE_JOB }, jobs] = await Promise.all([import('../modules/settings/index.js'), import('../modules/updates/index.js'), this.jobs()]);
+      jobs.runner.register(UPDATE_JOB, () => Promise.reject(new Error('an update job runs in mailsvc-update@<job>.service or the CLI, never in the service it restarts')));
+      return createSettingsModule(this.infra, { updates: () => this.updates(), jobs: () => Promise.resolve(jobs.runner) });
+    });
+  }
+
+  /** What `mailsvc settings …` needs: the settings, the check, and a runner that runs update jobs here. */
+  settingsCli(): Promise<{ service: SettingsModule['service']; checkUpdate: SettingsModule['checkUpdate']; runner: JobRunner; updateJob: string }> {
+    return this.once('settings-cli', async () => {
+      const [{ createSettingsModule }, { UPDATE_JOB }, jobs, updates] = await Promise.all([import('../modules/settings/index.js'), import('../modules/updates/index.js'), this.jobs(), this.updates()]);
+      updates.registerApply(jobs.runner);
+      const settings = createSettingsModule(this.infra, { updates: () => Promise.resolve(updates), jobs: () => Promise.resolve(jobs.runner) });
+      return { service: settings.service, checkUpdate: settings.checkUpdate, runner: jobs.runner, updateJob: UPDATE_JOB };
+    });
+  }
+
+  install(): Promise<InstallModule> {
+    return this.once('install', async () => (await import('../modules/install/index.js')).createInstallModule(this.infra));
+  }
+
   /** What `admin mfa reset` needs. */
   async admin(): Promise<AdminDeps> {
     const [mfa, auth] = await Promise.all([this.mfa(), this.auth()]);
@@ -196,6 +244,7 @@ export class Modules {
     return Promise.all([
       this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
       this.apiKeys(), this.audit(), this.jobs(), this.queue(), this.limits(), this.bans(), this.firewall(),
+      this.settings(),
     ]);
   }
 

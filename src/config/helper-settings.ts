@@ -25,6 +25,12 @@ export type HelperSettings = Readonly<{
   jails: JailSettings;
   /** MAILSVC_AUTH_LOG (default `<MAILSVC_DATA_DIR>/auth.log`): what the mailsvc-auth jail reads. */
   authLog: string;
+  /**
+   * MAILSVC_SERVICE_MANAGER: a program run instead of `systemctl` for the
+   * mailsvc units (`<program> restart mailsvc.service`); tests give their own
+   * process manager. Unset: systemctl.
+   */
+  serviceManager: string | undefined;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -70,5 +76,6 @@ export function loadHelperSettings(src: Source, dataDir = val(src, 'MAILSVC_DATA
     nftTable,
     jails: loadJailSettings(src),
     authLog: absolute(src, 'MAILSVC_AUTH_LOG', join(dataDir, 'auth.log')),
+    serviceManager: val(src, 'MAILSVC_SERVICE_MANAGER') === undefined ? undefined : absolute(src, 'MAILSVC_SERVICE_MANAGER', ''),
   });
 }

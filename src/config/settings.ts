@@ -12,6 +12,8 @@ import type { JailSettings } from './jail-settings.js';
 import { limitDefaults } from '../shared/limit-keys.js';
 import type { LimitValues } from '../shared/limit-keys.js';
 import type { HelperSettings } from './helper-settings.js';
+import { loadUpdateSettings } from './update-settings.js';
+import type { UpdateSettings } from './update-settings.js';
 
 export { SettingsError };
 
@@ -68,6 +70,8 @@ export type Settings = Readonly<{
   jails: JailSettings;
   /** Each limit key's default: its MAILSVC_<KEY> setting, else the built-in value (a stored value wins at run time). */
   limitDefaults: LimitValues;
+  /** Update channels, feeds, the installation root (docs/updates.md). */
+  updates: UpdateSettings;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -206,5 +210,6 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     helper,
     jails: helper.jails,
     limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
+    updates: loadUpdateSettings(src, layout.root, (k, d) => bool(src, k, d), (k, d, lo, hi) => int(src, k, d, lo, hi)),
   });
 }

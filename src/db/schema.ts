@@ -156,7 +156,11 @@ export type FirewallSettingsTable = {
   previous_rules_json: string | null;
 };
 
+/** A run-time setting changed through PATCH /admin/settings (update channel, auto-updates). */
+export type ServiceSettingTable = { key: string; value: string; updated_at: number };
+
 export type Database = {
+  service_settings: ServiceSettingTable;
   admin_mfa: AdminMfaTable;
   sms_providers: SmsProviderTable;
   access_tokens: AccessTokenTable;

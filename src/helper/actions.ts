@@ -11,6 +11,20 @@ import { applyLimits, limitValues } from './limits-action.js';
 export type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
 import type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
 
+/** The only units the update verbs act on: fixed here, never taken from a caller. */
+export const MAILSVC_UNIT = 'mailsvc.service';
+/** A template: `mailsvc-update@<job id>.service` runs that one queued update job. */
+export const mailsvcUpdateUnit = (jobId: string): string => `mailsvc-update@${jobId}.service`;
+const jobId: Param = {
+  name: 'job',
+  validate(raw) {
+    if (!/^[a-z0-9]{1,32}$/.test(raw)) throw new Error('job must be a job id (lower-case letters and digits)');
+    return raw;
+  },
+};
+const unitCommand = (cfg: HelperConfig, verb: string, unit: string, extra: string[] = []): Command =>
+  cfg.serviceManager ? { file: cfg.serviceManager, args: [verb, unit], timeoutMs: 120_000 } : { file: 'systemctl', args: [...extra, verb, unit], timeoutMs: 120_000 };
+
 /** A mail user as the API accepts it (normalizeAddress): never an option, a path or a shell word. */
 const mailUser: Param = { name: 'user', validate: (raw) => normalizeAddress(raw).address };
 
@@ -204,6 +218,18 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   [
     'nft-apply',
     { summary: "apply an nftables file that replaces mailsvc's own table as one transaction (nft -f <file>)", params: [nftFile], run: nftRun(false) },
+  ],
+  [
+    'mailsvc-restart',
+    { summary: `restart the API service (${MAILSVC_UNIT}) after an update switched its release; no other unit`, params: [], command: (_a, cfg) => unitCommand(cfg, 'restart', MAILSVC_UNIT) },
+  ],
+  [
+    'mailsvc-update-start',
+    {
+      summary: 'start mailsvc-update@<job>.service without waiting: it runs that queued update job outside the service it restarts',
+      params: [jobId],
+      command: ([id], cfg) => unitCommand(cfg, 'start', mailsvcUpdateUnit(id ?? ''), ['--no-block']),
+    },
   ],
   [
     'nft-list-ruleset',

@@ -1,0 +1,34 @@
+import { join } from 'node:path';
+import type { Infra } from '../../infra/index.js';
+import { packageRoot } from '../../config/layout.js';
+import { readSettingsFile } from '../../config/settings-file.js';
+import { exec } from '../../adapters/exec.js';
+import { SERVICE_VERSION } from '../../shared/version.js';
+import { install, uninstall } from './installer.js';
+import type { InstallReport } from './installer.js';
+import { readSwitches } from './unit-plan.js';
+
+export type { InstallReport } from './installer.js';
+export { installCommands } from './commands.js';
+
+/** `mailsvc install` / `uninstall` (docs/install.md). */
+export function createInstallModule(infra: Pick<Infra, 'settings'>) {
+  const s = infra.settings;
+  const switches = () => readSwitches({ ...readSettingsFile(s.configFile), ...process.env }, s.updates.installRoot);
+  const pkg = packageRoot();
+  return {
+    install: (root: string): Promise<InstallReport> =>
+      install({
+        root,
+        switches: switches(),
+        packageRoot: pkg,
+        layout: s.layout,
+        version: SERVICE_VERSION,
+        templateDir: join(pkg, 'deploy', 'systemd'),
+        // As the service user, so an SQLite file it creates is the service's.
+        migrate: async () => (await exec('runuser', ['-u', 'mailsvc', '--', '/usr/local/bin/mailsvc', 'db', 'migrate'], { timeoutMs: 600_000 })).stdout.trim() || 'applied',
+      }),
+    uninstall: (root: string): Promise<InstallReport> => uninstall(root, s.updates.installRoot),
+  };
+}
+export type InstallModule = ReturnType<typeof createInstallModule>;

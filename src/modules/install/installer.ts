@@ -1,0 +1,182 @@
+import { chmodSync, existsSync, lstatSync, mkdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { exec } from '../../adapters/exec.js';
+import { AppError } from '../../shared/errors.js';
+import { renderUnits, UNITS } from './unit-plan.js';
+import type { InstallSwitches } from './unit-plan.js';
+
+/**
+ * `mailsvc install` / `uninstall`. With `root` = '/' it acts on the host
+ * (root only): user, directories, release, settings file, units, systemctl,
+ * migrations. With another root it renders the same files under that
+ * directory and runs nothing (for inspection and the tests). Every step is
+ * idempotent: re-running re-renders the units (the spec's way to change
+ * ONCALENDAR) and keeps the settings file an administrator edited.
+ */
+export type InstallReport = { root: string; done: string[]; skipped: string[]; left: string[] };
+
+export type InstallInput = {
+  root: string;
+  switches: InstallSwitches;
+  /** The package this command runs from, and its version. */
+  packageRoot: string;
+  /** `checkout`: sources, not a release; nothing is copied into releases/. */
+  layout: 'checkout' | 'installed';
+  version: string;
+  templateDir: string;
+  /** Applies the schema migrations as the service user (host mode only). */
+  migrate(): Promise<string>;
+};
+
+const UNIT_DIR = '/etc/systemd/system';
+const SETTINGS_FILE = '/etc/mailsvc/mailsvc.conf';
+const LINK = '/usr/local/bin/mailsvc';
+const DIRS: [string, number][] = [
+  ['/etc/mailsvc', 0o750],
+  ['/var/lib/mailsvc', 0o2770],
+  ['/var/log/mailsvc', 0o750],
+  ['/var/backups/mailsvc', 0o750],
+];
+
+function settingsFile(s: InstallSwitches): string {
+  return [
+    '# mailsvc settings (KEY=VALUE; the environment wins). Written once by mailsvc install, never overwritten.',
+    '# Every key: README.md, Configuration. Re-run mailsvc install after changing a MAILSVC_ENABLE_* switch or ONCALENDAR.',
+    'MAILSVC_DATA_DIR=/var/lib/mailsvc',
+    `MAILSVC_INSTALL_ROOT=${s.installRoot}`,
+    'MAILSVC_API_HOST=127.0.0.1',
+    'MAILSVC_API_PORT=8080',
+    '# MAILSVC_DATABASE_URL=postgres://mailsvc@127.0.0.1/mailsvc',
+    '# MAILSVC_TRUSTED_PROXIES=127.0.0.1',
+    'MAILSVC_UPDATE_CHANNEL=stable',
+    `MAILSVC_ENABLE_AUTO_UPDATES=${s.enableAutoUpdates ? 'yes' : 'no'}`,
+    `MAILSVC_ENABLE_SRS=${s.enableSrs ? 'yes' : 'no'}`,
+    `MAILSVC_ENABLE_DELIVERABILITY_TIMER=${s.enableDeliverability ? 'yes' : 'no'}`,
+    `MAILSVC_BACKUP_ONCALENDAR=${s.backupCalendars.join(';')}`,
+    '',
+  ].join('\n');
+}
+
+const sh = async (file: string, args: string[]): Promise<void> => void (await exec(file, args, { timeoutMs: 120_000 }));
+
+export async function install(input: InstallInput): Promise<InstallReport> {
+  const host = input.root === '/';
+  if (host && process.getuid?.() !== 0) throw new AppError('forbidden', 'mailsvc install must run as root (or render into a directory with --root DIR)');
+  const at = (p: string): string => (host ? p : join(input.root, p));
+  const r: InstallReport = { root: input.root, done: [], skipped: [], left: [] };
+  const s = input.switches;
+
+  if (host) {
+    const known = await exec('getent', ['passwd', 'mailsvc'], { okCodes: [0, 2] });
+    if (known.code === 0) r.done.push('user mailsvc exists');
+    else {
+      await sh('useradd', ['--system', '--home-dir', '/var/lib/mailsvc', '--shell', '/usr/sbin/nologin', '--user-group', 'mailsvc']);
+      r.done.push('created the system user mailsvc');
+    }
+  } else r.skipped.push('user mailsvc (not with --root)');
+
+  for (const [dir, mode] of [...DIRS, [s.installRoot, 0o755] as [string, number], [join(s.installRoot, 'releases'), 0o755] as [string, number]]) {
+    mkdirSync(at(dir), { recursive: true });
+    chmodSync(at(dir), mode);
+    if (host && dir !== '/etc/mailsvc') await sh('chown', ['mailsvc:mailsvc', dir]);
+    if (host && dir === '/etc/mailsvc') await sh('chown', ['root:mailsvc', dir]);
+  }
+  r.done.push(`directories ${[...DIRS.map(([d]) => d), s.installRoot].join(', ')}`);
+
+  // The release: releases/<version> and `current`, unless this program already runs from there.
+  const release = join(s.installRoot, 'releases', input.version);
+  if (input.layout === 'checkout') {
+    r.skipped.push('copying the release and the current link (this runs from a checkout: unpack a release archive and run its bin mailsvc install)');
+  } else if (!existsSync(at(release))) {
+    await sh('cp', ['-a', input.packageRoot, at(release)]);
+    if (host) await sh('chown', ['-R', 'mailsvc:mailsvc', release]);
+    r.done.push(`copied this release to ${release}`);
+  }
+  const current = at(join(s.installRoot, 'current'));
+  if (input.layout === 'checkout') {
+    // nothing to point at
+  } else if (!existsSync(current)) {
+    symlinkSync(join('releases', input.version), current);
+    r.done.push(`${join(s.installRoot, 'current')} → releases/${input.version}`);
+  } else r.done.push(`${join(s.installRoot, 'current')} kept (→ ${readlinkSync(current)})`);
+  mkdirSync(dirname(at(LINK)), { recursive: true });
+  rmSync(at(LINK), { force: true });
+  symlinkSync(join(s.installRoot, 'current', 'dist', 'bundle', 'mailsvc.js'), at(LINK));
+  r.done.push(`${LINK} → ${s.installRoot}/current/dist/bundle/mailsvc.js`);
+
+  if (existsSync(at(SETTINGS_FILE))) r.done.push(`kept the settings file ${SETTINGS_FILE}`);
+  else {
+    writeFileSync(at(SETTINGS_FILE), settingsFile(s), { mode: 0o640 });
+    if (host) await sh('chown', ['root:mailsvc', SETTINGS_FILE]);
+    r.done.push(`wrote the settings file ${SETTINGS_FILE}`);
+  }
+
+  const units = renderUnits(input.templateDir, s);
+  mkdirSync(at(UNIT_DIR), { recursive: true });
+  for (const u of units) {
+    const path = at(join(UNIT_DIR, u.name));
+    // A timer switched off is removed, with its service, so that nothing starts it.
+    const off = u.name.endsWith('.timer') && !u.enable;
+    if (off) {
+      if (host && existsSync(path)) await exec('systemctl', ['disable', '--now', u.name], { okCodes: [0, 1, 5] });
+      rmSync(path, { force: true });
+      rmSync(at(join(UNIT_DIR, u.name.replace(/\.timer$/, '.service'))), { force: true });
+      continue;
+    }
+    const isTimerService = units.some((t) => t.name === u.name.replace(/\.service$/, '.timer') && !t.enable);
+    if (isTimerService) continue;
+    writeFileSync(path, u.text, { mode: 0o644 });
+  }
+  const enabled = units.filter((u) => u.enable).map((u) => u.name);
+  r.done.push(`rendered ${units.filter((u) => existsSync(at(join(UNIT_DIR, u.name)))).length} units into ${UNIT_DIR} (enabled: ${enabled.join(', ')})`);
+
+  if (host) {
+    await sh('systemctl', ['daemon-reload']);
+    await sh('systemctl', ['enable', '--now', 'mailsvc-helper.socket']);
+    r.done.push(`migrations: ${await input.migrate()}`);
+    await sh('systemctl', ['enable', ...enabled.filter((n) => n !== 'mailsvc-helper.socket')]);
+    await sh('systemctl', ['restart', ...units.filter((u) => u.start && u.name.endsWith('.timer')).map((u) => u.name)]);
+    await sh('systemctl', ['restart', 'mailsvc.service']);
+    r.done.push('systemctl daemon-reload; enabled and started the helper socket, the service and the timers');
+  } else r.skipped.push('systemctl and migrations (not with --root)');
+
+  r.left.push(
+    `set the administrator password: mailsvc admin set-password (writes MAILSVC_ADMIN_PASSWORD_HASH into ${SETTINGS_FILE})`,
+    'put nginx in front: deploy/nginx/mailsvc.conf into /etc/nginx/sites-enabled/, with your certificate; nginx -t && systemctl reload nginx',
+    'connect Postfix and Dovecot: deploy/postfix/README.md, deploy/dovecot/README.md',
+    `settings for the privileged helper (daemon paths), if not the Debian defaults: /etc/mailsvc/helper.env`,
+  );
+  return r;
+}
+
+export async function uninstall(root: string, installRoot: string): Promise<InstallReport> {
+  const host = root === '/';
+  if (host && process.getuid?.() !== 0) throw new AppError('forbidden', 'mailsvc uninstall must run as root (or --root DIR)');
+  const at = (p: string): string => (host ? p : join(root, p));
+  const r: InstallReport = { root, done: [], skipped: [], left: [] };
+  const present = UNITS.map((u) => u.name).filter((n) => existsSync(at(join(UNIT_DIR, n))));
+  if (host && present.length) {
+    await exec('systemctl', ['disable', '--now', ...present.filter((n) => !n.includes('@'))], { okCodes: [0, 1, 5] });
+  }
+  for (const n of present) rmSync(at(join(UNIT_DIR, n)), { force: true });
+  if (host) await sh('systemctl', ['daemon-reload']);
+  r.done.push(present.length ? `stopped, disabled and removed ${present.join(', ')}` : 'no mailsvc units were installed');
+  try {
+    if (lstatSync(at(LINK)).isSymbolicLink()) {
+      rmSync(at(LINK));
+      r.done.push(`removed ${LINK}`);
+    }
+  } catch {
+    // not there: nothing to remove
+  }
+  if (existsSync(at(installRoot))) {
+    rmSync(at(installRoot), { recursive: true, force: true });
+    r.done.push(`removed the releases in ${installRoot}`);
+  }
+  r.left.push(
+    'kept the data: /var/lib/mailsvc (database, keys), /var/backups/mailsvc, /var/log/mailsvc, the settings in /etc/mailsvc',
+    'kept the user mailsvc (files above belong to it): userdel mailsvc when nothing is left',
+  );
+  return r;
+}
+

@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The installer's switches (spec: Backups, Other switches), read from the environment and the settings file. */
+export type InstallSwitches = {
+  backupCalendars: string[];
+  enableSrs: boolean;
+  enableDeliverability: boolean;
+  enableAutoUpdates: boolean;
+  installRoot: string;
+};
+
+type Source = Record<string, string | undefined>;
+const yes = (v: string | undefined): boolean => ['yes', 'true', '1', 'on'].includes((v ?? '').trim().toLowerCase());
+
+export const DEFAULT_BACKUP_CALENDAR = '*-*-* 02:30:00';
+
+export function readSwitches(src: Source, installRoot: string): InstallSwitches {
+  // ONCALENDAR may hold several expressions: one per line, or separated by ";".
+  const calendars = (src.MAILSVC_BACKUP_ONCALENDAR ?? '').split(/[;\n]/).map((c) => c.trim()).filter(Boolean);
+  return {
+    backupCalendars: calendars.length ? calendars : [DEFAULT_BACKUP_CALENDAR],
+    enableSrs: yes(src.MAILSVC_ENABLE_SRS),
+    enableDeliverability: yes(src.MAILSVC_ENABLE_DELIVERABILITY_TIMER),
+    enableAutoUpdates: yes(src.MAILSVC_ENABLE_AUTO_UPDATES),
+    installRoot,
+  };
+}
+
+/** One unit the installer renders, and whether the switches enable it. */
+export type UnitFile = { name: string; text: string; enable: boolean; start: boolean };
+
+type Spec = { name: string; enable: (s: InstallSwitches) => boolean; start?: boolean; calendars?: (s: InstallSwitches) => string[] };
+
+/** Every unit mailsvc installs; timers are enabled by their switch, their services started by them. */
+export const UNITS: readonly Spec[] = [
+  { name: 'mailsvc.service', enable: () => true, start: true },
+  { name: 'mailsvc-helper.service', enable: () => false },
+  { name: 'mailsvc-helper.socket', enable: () => true, start: true },
+  { name: 'mailsvc-update@.service', enable: () => false },
+  { name: 'mailsvc-backup.service', enable: () => false },
+  { name: 'mailsvc-backup.timer', enable: () => true, start: true, calendars: (s) => s.backupCalendars },
+  { name: 'mailsvc-backup-verify.service', enable: () => false },
+  { name: 'mailsvc-backup-verify.timer', enable: () => true, start: true },
+  { name: 'mailsvc-stats-collect.service', enable: () => false },
+  { name: 'mailsvc-stats-collect.timer', enable: () => true, start: true },
+  { name: 'mailsvc-deliverability.service', enable: () => false },
+  { name: 'mailsvc-deliverability.timer', enable: (s) => s.enableDeliverability, start: true },
+  { name: 'mailsvc-srs-sync.service', enable: () => false },
+  { name: 'mailsvc-srs-sync.timer', enable: (s) => s.enableSrs, start: true },
+  { name: 'mailsvc-auto-update.service', enable: () => false },
+  { name: 'mailsvc-auto-update.timer', enable: (s) => s.enableAutoUpdates, start: true },
+];
+
+/** The units rendered from deploy/systemd: the installation root put in, the backup calendar(s) written out. */
+export function renderUnits(templateDir: string, s: InstallSwitches): UnitFile[] {
+  return UNITS.map((u) => {
+    let text = readFileSync(join(templateDir, u.name), 'utf8').replaceAll('/opt/mailsvc', s.installRoot);
+    if (u.calendars) {
+      const lines = u.calendars(s).map((c) => `OnCalendar=${c}`).join('\n');
+      text = text.replace(/^OnCalendar=.*$/m, lines);
+    }
+    return { name: u.name, text, enable: u.enable(s), start: u.start === true && u.enable(s) };
+  });
+}
+
+/** The OnCalendar= expressions of a rendered timer. */
+export const calendarsOf = (text: string): string[] => [...text.matchAll(/^OnCalendar=(.*)$/gm)].map((m) => m[1] ?? '');

@@ -1,0 +1,75 @@
+/**
+ * Real releases for the update tests: `npm run release` (scripts/release.mjs)
+ * run on the working tree with other version numbers, and a local HTTPS
+ * server (the test CA's certificate) serving the feed trees it writes.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from './cli.js';
+
+const tlsDir = fileURLToPath(new URL('../fixtures/tls/', import.meta.url));
+export const TEST_CA = join(tlsDir, 'ca.pem');
+const RELEASE = join(REPO_ROOT, 'scripts', 'release.mjs');
+/** One production node_modules for every test release (pruning takes half a minute; copying a few seconds). */
+const NODE_MODULES_CACHE = join(REPO_ROOT, 'var', 'test-cache', 'release-node-modules');
+
+function release(args: string[]): string {
+  return execFileSync(process.execPath, [RELEASE, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 16 * 1024 * 1024 }).toString();
+}
+
+/** The production dependencies, made once (a pruned copy of node_modules) and kept in var/test-cache/. */
+export function productionNodeModules(): string {
+  const lock = join(REPO_ROOT, 'package-lock.json');
+  const stamp = join(NODE_MODULES_CACHE, '.lock-mtime');
+  const want = String(statSync(lock).mtimeMs);
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return NODE_MODULES_CACHE;
+  const stage = join(REPO_ROOT, 'var', 'test-cache', 'stage');
+  release(['--stage-only', stage, '--no-build']);
+  rmSync(NODE_MODULES_CACHE, { recursive: true, force: true });
+  mkdirSync(join(REPO_ROOT, 'var', 'test-cache'), { recursive: true });
+  renameSync(join(stage, 'node_modules'), NODE_MODULES_CACHE);
+  rmSync(stage, { recursive: true, force: true });
+  execFileSync('sh', ['-c', `printf %s "${want}" > "${stamp}"`]);
+  return NODE_MODULES_CACHE;
+}
+
+/** The working tree staged as a package of `version` (keys/release-signing.pub from `keyFile`). */
+export function stageRelease(dir: string, version: string, keyFile: string): string {
+  release(['--stage-only', dir, '--no-build', '--version', version, '--key', keyFile, '--node-modules', productionNodeModules()]);
+  return dir;
+}
+
+/** Publishes a staged package into `out` (archive, .sha256, signed version.json) as `npm run release` does. */
+export function publishRelease(pkgDir: string, out: string, baseUrl: string, keyFile: string, channel: 'stable' | 'nightly' | 'both' = 'both'): { version: string; sha256: string } {
+  return JSON.parse(release(['--package-dir', pkgDir, '--out', out, '--base-url', baseUrl, '--key', keyFile, '--channel', channel])) as { version: string; sha256: string };
+}
+
+export type FeedServer = { origin: string; hostPort: string; requests: string[]; close(): Promise<void> };
+
+/** A static HTTPS server over `root` (GET only, no directory listings), on a free port of 127.0.0.1. */
+export async function startFeedServer(root: string): Promise<FeedServer> {
+  const requests: string[] = [];
+  const server: Server = createServer({ key: readFileSync(join(tlsDir, 'server-key.pem')), cert: readFileSync(join(tlsDir, 'server-cert.pem')) }, (req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'https://x').pathname));
+    requests.push(path);
+    const file = join(root, path);
+    if (req.method !== 'GET' || path.includes('..') || !existsSync(file) || !statSync(file).isFile()) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    const body = readFileSync(file);
+    res.writeHead(200, { 'content-length': body.length, 'content-type': 'application/octet-stream' }).end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    origin: `https://localhost:${port}`,
+    hostPort: `localhost:${port}`,
+    requests,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
