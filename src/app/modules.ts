@@ -22,6 +22,7 @@ import type { HttpModule } from '../modules/route-types.js';
 import type { QueueModule } from '../modules/queue/index.js';
 import type { SendLimitsModule } from '../modules/send-limits/index.js';
 import type { SendFn, SmsModule } from '../modules/sms/index.js';
+import type { StatsModule } from '../modules/stats/index.js';
 
 export type ModuleOptions = { sendSms?: SendFn | undefined; kicker?: MailSessionKicker | undefined };
 
@@ -174,6 +175,13 @@ export class Modules {
     return this.once('firewall', async () => (await import('../modules/firewall/index.js')).createFirewallModule(this.infra));
   }
 
+  stats(): Promise<StatsModule> {
+    return this.once('stats', async () => {
+      const [{ createStatsModule }, limits] = await Promise.all([import('../modules/stats/index.js'), this.limits()]);
+      return createStatsModule(this.infra, { retentionDays: () => limits.service.value('stats-retention-days') });
+    });
+  }
+
   /** What `admin mfa reset` needs. */
   async admin(): Promise<AdminDeps> {
     const [mfa, auth] = await Promise.all([this.mfa(), this.auth()]);
@@ -195,6 +203,7 @@ export class Modules {
     return Promise.all([
       this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
       this.apiKeys(), this.audit(), this.jobs(), this.queue(), this.limits(), this.bans(), this.firewall(),
+      this.stats(),
     ]);
   }
 

@@ -11,6 +11,8 @@ import { loadHelperSettings } from './helper-settings.js';
 import { limitDefaults } from '../shared/limit-keys.js';
 import type { LimitValues } from '../shared/limit-keys.js';
 import type { HelperSettings } from './helper-settings.js';
+import { loadStatsSettings } from './stats-settings.js';
+import type { StatsSettings } from './stats-settings.js';
 
 export { SettingsError };
 
@@ -65,6 +67,8 @@ export type Settings = Readonly<{
   helper: HelperSettings;
   /** Each limit key's default: its MAILSVC_<KEY> setting, else the built-in value (a stored value wins at run time). */
   limitDefaults: LimitValues;
+  /** The traffic statistics' log and the metrics scrape token. */
+  stats: StatsSettings;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -202,5 +206,6 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     // The environment only: the settings file lives in a directory the service can write, and the helper runs these programs as root.
     helper: loadHelperSettings(env),
     limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
+    stats: loadStatsSettings(src),
   });
 }

@@ -156,6 +156,9 @@ export type FirewallSettingsTable = {
   previous_rules_json: string | null;
 };
 
+/** One message as one mailbox saw it: nothing else (no subject, no remote address). */
+export type StatsMessageTable = { msg_key: string; mailbox: string; direction: string; size: number; at: number };
+
 export type Database = {
   admin_mfa: AdminMfaTable;
   sms_providers: SmsProviderTable;
@@ -175,4 +178,6 @@ export type Database = {
   admin_fingerprint: { id: number; fingerprint: string; updated_at: number };
   bans: BanTable;
   firewall_settings: FirewallSettingsTable;
+  stats_messages: StatsMessageTable;
+  stats_collector: { id: number; state_json: string; updated_at: number };
 };
