@@ -23,6 +23,7 @@ import type { QueueModule } from '../modules/queue/index.js';
 import type { SendLimitsModule } from '../modules/send-limits/index.js';
 import type { SendFn, SmsModule } from '../modules/sms/index.js';
 import type { StatsModule } from '../modules/stats/index.js';
+import type { MetricsModule } from '../modules/metrics/index.js';
 
 export type ModuleOptions = { sendSms?: SendFn | undefined; kicker?: MailSessionKicker | undefined };
 
@@ -182,6 +183,13 @@ export class Modules {
     });
   }
 
+  metrics(): Promise<MetricsModule> {
+    return this.once('metrics', async () => {
+      const [{ createMetricsModule }, queue] = await Promise.all([import('../modules/metrics/index.js'), this.queue()]);
+      return createMetricsModule(this.infra, { queue: queue.service });
+    });
+  }
+
   /** What `admin mfa reset` needs. */
   async admin(): Promise<AdminDeps> {
     const [mfa, auth] = await Promise.all([this.mfa(), this.auth()]);
@@ -201,6 +209,8 @@ export class Modules {
   /** Every module that serves HTTP, in the order their routes are registered. */
   http(): Promise<HttpModule[]> {
     return Promise.all([
+      // First: its hooks time every route registered after it.
+      this.metrics(),
       this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
       this.apiKeys(), this.audit(), this.jobs(), this.queue(), this.limits(), this.bans(), this.firewall(),
       this.stats(),
