@@ -15,6 +15,7 @@ import { firewallCommands } from '../modules/firewall/commands.js';
 import { sendLimitCommands } from '../modules/send-limits/commands.js';
 import { limitCommands } from '../modules/limits/commands.js';
 import { statsCommands } from '../modules/stats/commands.js';
+import { reportCommands } from '../modules/report/commands.js';
 import { runModule, runModuleIfMigrated } from './cli-runner.js';
 
 /**
@@ -36,5 +37,7 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => banCommands(p, runModule((m) => m.bans())),
   (p) => firewallCommands(p, runModule((m) => m.firewall())),
   (p) => statsCommands(p, runModule((m) => m.stats())),
+  // The report shows a database or Redis that is away or unmigrated: it checks neither first.
+  (p) => reportCommands(p, runModule((m) => m.report(), { schema: false })),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

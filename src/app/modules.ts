@@ -24,6 +24,7 @@ import type { SendLimitsModule } from '../modules/send-limits/index.js';
 import type { SendFn, SmsModule } from '../modules/sms/index.js';
 import type { StatsModule } from '../modules/stats/index.js';
 import type { MetricsModule } from '../modules/metrics/index.js';
+import type { ReportModule } from '../modules/report/index.js';
 
 export type ModuleOptions = { sendSms?: SendFn | undefined; kicker?: MailSessionKicker | undefined };
 
@@ -49,7 +50,10 @@ export class Modules {
   }
 
   health(): Promise<HealthModule> {
-    return this.once('health', async () => (await import('../modules/health/index.js')).createHealthModule(this.infra));
+    return this.once('health', async () => {
+      const [{ createHealthModule }, report] = await Promise.all([import('../modules/health/index.js'), this.report()]);
+      return createHealthModule(this.infra, { components: report.service });
+    });
   }
   sms(): Promise<SmsModule> {
     return this.once('sms', async () => (await import('../modules/sms/index.js')).createSmsModule(this.infra, { sendSms: this.opts.sendSms }));
@@ -187,6 +191,13 @@ export class Modules {
     return this.once('metrics', async () => {
       const [{ createMetricsModule }, queue] = await Promise.all([import('../modules/metrics/index.js'), this.queue()]);
       return createMetricsModule(this.infra, { queue: queue.service });
+    });
+  }
+
+  report(): Promise<ReportModule> {
+    return this.once('report', async () => {
+      const [{ createReportModule }, queue] = await Promise.all([import('../modules/report/index.js'), this.queue()]);
+      return createReportModule(this.infra, { queue: queue.service });
     });
   }
 
