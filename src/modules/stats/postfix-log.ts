@@ -36,13 +36,22 @@ const RFC3339 = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\
 // `host program[/sub…]/service[pid]: QUEUEID: rest` — the syslog name may be anything (postfix, postfix/submission, postfix-out).
 const BODY = /^\S+ (\S+?)\/([a-z]+)\[\d+\]: ([0-9A-Za-z]{6,}): (.*)$/;
 
+// Busy logs write many lines per second: the last classic timestamp's value is kept (Date math is the costly part).
+let lastText = '';
+let lastRef = 0;
+let lastAt = 0;
+
 /** The line's time in epoch ms and the rest of the line, or null. */
 function stamp(line: string, reference: Date): { at: number; rest: string } | null {
+  const text = line.slice(0, 16);
+  if (text === lastText && reference.getTime() === lastRef) return { at: lastAt, rest: line.slice(16) };
   const c = CLASSIC.exec(line);
   if (c) {
     const month = MONTHS[c[1] ?? ''];
     if (month === undefined) return null;
-    return { at: classicTime(month, Number(c[2]), Number(c[3]), Number(c[4]), Number(c[5]), reference), rest: line.slice(c[0].length) };
+    const at = classicTime(month, Number(c[2]), Number(c[3]), Number(c[4]), Number(c[5]), reference);
+    if (c[0].length === 16) [lastText, lastRef, lastAt] = [text, reference.getTime(), at];
+    return { at, rest: line.slice(c[0].length) };
   }
   const r = RFC3339.exec(line);
   if (!r) return null;

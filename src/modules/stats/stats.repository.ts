@@ -12,16 +12,22 @@ const BATCH = 500;
 export class StatsRepository {
   constructor(private readonly db: Db, private readonly dialect: DialectName) {}
 
-  /** Inserts rows; a row already stored (the same message and mailbox) is left as it is. */
+  /**
+   * Inserts rows in one transaction (one commit, one fsync, per call: a commit per
+   * statement made a big log's first run ten times slower); a row already stored
+   * (the same message and mailbox) is left as it is.
+   */
   async insert(rows: StatsRow[]): Promise<number> {
-    let added = 0;
-    for (let i = 0; i < rows.length; i += BATCH) {
-      const part = rows.slice(i, i + BATCH);
-      const q = this.db.insertInto('stats_messages').values(part);
-      const r = this.dialect === 'mysql' ? await q.ignore().executeTakeFirst() : await q.onConflict((oc) => oc.doNothing()).executeTakeFirst();
-      added += Number(r.numInsertedOrUpdatedRows ?? 0);
-    }
-    return added;
+    if (rows.length === 0) return 0;
+    return this.db.transaction().execute(async (tx) => {
+      let added = 0;
+      for (let i = 0; i < rows.length; i += BATCH) {
+        const q = tx.insertInto('stats_messages').values(rows.slice(i, i + BATCH));
+        const r = this.dialect === 'mysql' ? await q.ignore().executeTakeFirst() : await q.onConflict((oc) => oc.doNothing()).executeTakeFirst();
+        added += Number(r.numInsertedOrUpdatedRows ?? 0);
+      }
+      return added;
+    });
   }
 
   async deleteBefore(at: number): Promise<number> {

@@ -11,7 +11,7 @@ import type { CollectResult, MailboxStats, StatsSummary, StatsTimeline } from '.
 
 const DAY = 86_400_000;
 /** Rows are written in batches of this many while a big log is read, so memory stays flat. */
-const FLUSH_ROWS = 5000;
+const FLUSH_ROWS = 20_000;
 
 type SavedState = { position: LogPosition | null; pending: ConstructorParameters<typeof MessageJoiner>[0] };
 
