@@ -9,6 +9,7 @@
 // 2. `stats summary` over a year of rows for 1,000 mailboxes (STATS_BENCH_ROWS, default 1,000,000, in
 //    SQLite): p50/p99 of the service call for a 30-day range, a whole year, and one mailbox's year.
 // Exit 1 only when the bench itself failed; MISS is reported, not fatal.
+import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
