@@ -38,7 +38,8 @@ function measure(argv, env) {
     let err = '';
     let out = '';
     child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-    child.stdout.setEncoding('utf8').on('data', (d) => (out = (out + d).slice(-20_000)));
+    // The head is kept: collect's JSON and pflogsumm's grand totals come first.
+    child.stdout.setEncoding('utf8').on('data', (d) => (out = out.length < 20_000 ? out + d : out));
     child.on('error', reject);
     child.on('close', (code) => {
       const kib = Number(err.trim().split('\n').at(-1));
