@@ -22,6 +22,10 @@ type Pending = {
 
 /** Messages still open after this long (never removed from the queue) are dropped from the state. */
 const PENDING_MAX_AGE_MS = 30 * 86_400_000;
+/** A queue id seen without its queue manager line (rejected after the client connected) is dropped sooner. */
+const UNQUEUED_MAX_AGE_MS = 86_400_000;
+/** At most this many open messages are kept between runs (the newest), so a flood of rejects cannot grow the state. */
+const PENDING_MAX = 100_000;
 
 /**
  * Joins the log's lines by queue id into rows, emitted when the queue
@@ -73,9 +77,8 @@ export class MessageJoiner {
 
   /** What to keep for the next run: open messages, without the ones too old to finish. */
   save(now: number): Record<string, Pending> {
-    const out: Record<string, Pending> = {};
-    for (const [qid, p] of this.pending) if (now - p.seen < PENDING_MAX_AGE_MS) out[qid] = p;
-    return out;
+    const keep = [...this.pending].filter(([, p]) => now - p.seen < (p.at === undefined ? UNQUEUED_MAX_AGE_MS : PENDING_MAX_AGE_MS));
+    return Object.fromEntries(keep.slice(-PENDING_MAX));
   }
 }
 
@@ -84,8 +87,10 @@ function rowsOf(qid: string, p: Pending): StatsRow[] {
   if (p.at === undefined || p.size === undefined) return [];
   const at = p.at;
   const size = p.size;
-  // Queue ids are reused; with the arrival time they name one message. Hashed so nothing of the log is kept.
-  const msg_key = createHash('sha256').update(`${qid}\n${at}`).digest('hex').slice(0, 32);
+  // Queue ids are reused; with the arrival time they name one message. Hashed so nothing of the log is kept,
+  // behind the arrival time in hex: keys then grow with time, and the key index is appended to, not
+  // rewritten all over (random keys made a big log's first run write its database many times over).
+  const msg_key = at.toString(16).padStart(12, '0') + createHash('sha256').update(`${qid}\n${at}`).digest('hex').slice(0, 20);
   const rows: StatsRow[] = p.local.map((mailbox) => ({ msg_key, mailbox, direction: p.ours ? 'local' : 'inbound', size, at }));
   if (p.ours && p.remote && p.sender && !p.local.includes(p.sender)) rows.push({ msg_key, mailbox: p.sender, direction: 'outbound', size, at });
   return rows;
