@@ -108,7 +108,9 @@ async function collectVsPflogsumm(bytes) {
     const collect = await measure([process.execPath, CLI, 'stats', 'collect', '--json'], env);
     const pflogsumm = await measure(['pflogsumm', path], env);
     const rows = JSON.parse(collect.out).rows_added;
-    const received = Number(/^\s*(\d+)\s+received$/m.exec(pflogsumm.out)?.[1] ?? NaN);
+    // pflogsumm shortens big counts: 1290k.
+    const shown = /^\s*(\d+)([km]?)\s+received$/m.exec(pflogsumm.out);
+    const received = shown ? Number(shown[1]) * (shown[2] === 'k' ? 1000 : shown[2] === 'm' ? 1e6 : 1) : NaN;
     log(`  collect stored ${rows} rows; pflogsumm counted ${received} messages received`);
     return { bytes: statSync(path).size, collect, pflogsumm };
   } finally {
