@@ -59,6 +59,8 @@ export async function serve(settings: Settings): Promise<void> {
     checkDescriptorBudget({ policy: policyListen ? mail.policyMaxConnections : 0, hook: hooks * mail.authHookMaxConnections }, log);
     open.push({ close: () => app.close() });
     await bindOrExplain('MAILSVC_API_PORT', `${settings.apiHost}:${settings.apiPort}`, () => app.listen({ host: settings.apiHost, port: settings.apiPort }));
+    // Other hosts' `mailsvc topology show` list this instance by its heartbeat in Redis.
+    open.push((await modules.report()).startHeartbeat(`${settings.apiHost}:${settings.apiPort}`));
   } catch (err) {
     await closeAll();
     throw err;

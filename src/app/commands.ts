@@ -16,6 +16,8 @@ import { sendLimitCommands } from '../modules/send-limits/commands.js';
 import { limitCommands } from '../modules/limits/commands.js';
 import { settingsCommands } from '../modules/settings/commands.js';
 import { installCommands } from '../modules/install/commands.js';
+import { statsCommands } from '../modules/stats/commands.js';
+import { reportCommands } from '../modules/report/commands.js';
 import { runModule, runModuleIfMigrated } from './cli-runner.js';
 
 /**
@@ -39,5 +41,8 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => settingsCommands(p, runModule((m) => m.settingsCli()), () => progressView()),
   // install makes the database (it migrates): no schema check; the audit record is written when there is one.
   (p) => installCommands(p, runModule((m) => m.install(), { schema: false })),
+  (p) => statsCommands(p, runModule((m) => m.stats())),
+  // The report shows a database or Redis that is away or unmigrated: it checks neither first.
+  (p) => reportCommands(p, runModule((m) => m.report(), { schema: false })),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

@@ -26,6 +26,9 @@ import type { SettingsModule } from '../modules/settings/index.js';
 import type { UpdatesModule } from '../modules/updates/index.js';
 import type { JobRunner } from '../modules/jobs/index.js';
 import type { InstallModule } from '../modules/install/index.js';
+import type { StatsModule } from '../modules/stats/index.js';
+import type { MetricsModule } from '../modules/metrics/index.js';
+import type { ReportModule } from '../modules/report/index.js';
 
 export type ModuleOptions = { sendSms?: SendFn | undefined; kicker?: MailSessionKicker | undefined };
 
@@ -51,7 +54,10 @@ export class Modules {
   }
 
   health(): Promise<HealthModule> {
-    return this.once('health', async () => (await import('../modules/health/index.js')).createHealthModule(this.infra));
+    return this.once('health', async () => {
+      const [{ createHealthModule }, report] = await Promise.all([import('../modules/health/index.js'), this.report()]);
+      return createHealthModule(this.infra, { components: report.service });
+    });
   }
   sms(): Promise<SmsModule> {
     return this.once('sms', async () => (await import('../modules/sms/index.js')).createSmsModule(this.infra, { sendSms: this.opts.sendSms }));
@@ -222,6 +228,27 @@ export class Modules {
     return this.once('install', async () => (await import('../modules/install/index.js')).createInstallModule(this.infra));
   }
 
+  stats(): Promise<StatsModule> {
+    return this.once('stats', async () => {
+      const [{ createStatsModule }, limits] = await Promise.all([import('../modules/stats/index.js'), this.limits()]);
+      return createStatsModule(this.infra, { retentionDays: () => limits.service.value('stats-retention-days') });
+    });
+  }
+
+  metrics(): Promise<MetricsModule> {
+    return this.once('metrics', async () => {
+      const [{ createMetricsModule }, queue] = await Promise.all([import('../modules/metrics/index.js'), this.queue()]);
+      return createMetricsModule(this.infra, { queue: queue.service });
+    });
+  }
+
+  report(): Promise<ReportModule> {
+    return this.once('report', async () => {
+      const [{ createReportModule }, queue] = await Promise.all([import('../modules/report/index.js'), this.queue()]);
+      return createReportModule(this.infra, { queue: queue.service });
+    });
+  }
+
   /** What `admin mfa reset` needs. */
   async admin(): Promise<AdminDeps> {
     const [mfa, auth] = await Promise.all([this.mfa(), this.auth()]);
@@ -242,9 +269,12 @@ export class Modules {
   /** Every module that serves HTTP, in the order their routes are registered. */
   http(): Promise<HttpModule[]> {
     return Promise.all([
+      // First: its hooks time every route registered after it.
+      this.metrics(),
       this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
       this.apiKeys(), this.audit(), this.jobs(), this.queue(), this.limits(), this.bans(), this.firewall(),
       this.settings(),
+      this.stats(),
     ]);
   }
 

@@ -14,6 +14,8 @@ import type { LimitValues } from '../shared/limit-keys.js';
 import type { HelperSettings } from './helper-settings.js';
 import { loadUpdateSettings } from './update-settings.js';
 import type { UpdateSettings } from './update-settings.js';
+import { loadStatsSettings } from './stats-settings.js';
+import type { StatsSettings } from './stats-settings.js';
 
 export { SettingsError };
 
@@ -72,6 +74,8 @@ export type Settings = Readonly<{
   limitDefaults: LimitValues;
   /** Update channels, feeds, the installation root (docs/updates.md). */
   updates: UpdateSettings;
+  /** The traffic statistics' log and the metrics scrape token. */
+  stats: StatsSettings;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -211,5 +215,6 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     jails: helper.jails,
     limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
     updates: loadUpdateSettings(src, layout.root, (k, d) => bool(src, k, d), (k, d, lo, hi) => int(src, k, d, lo, hi)),
+    stats: loadStatsSettings(src),
   });
 }

@@ -158,6 +158,8 @@ export type FirewallSettingsTable = {
 
 /** A run-time setting changed through PATCH /admin/settings (update channel, auto-updates). */
 export type ServiceSettingTable = { key: string; value: string; updated_at: number };
+/** One message as one mailbox saw it: nothing else (no subject, no remote address). */
+export type StatsMessageTable = { msg_key: string; mailbox: string; direction: string; size: number; at: number };
 
 export type Database = {
   service_settings: ServiceSettingTable;
@@ -179,4 +181,6 @@ export type Database = {
   admin_fingerprint: { id: number; fingerprint: string; updated_at: number };
   bans: BanTable;
   firewall_settings: FirewallSettingsTable;
+  stats_messages: StatsMessageTable;
+  stats_collector: { id: number; state_json: string; updated_at: number };
 };

@@ -212,6 +212,11 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
     { summary: 'lift the ban of an address or network in one jail (set <jail> unbanip <ip>)', params: [jail, ipNet], command: ([j, ip], cfg) => f2b(cfg, 'set', j ?? '', 'unbanip', ip ?? '') },
   ],
   [
+    'postfix-status',
+    // Exit 1 is an answer (not running), not a failure; the report and topology tell it apart from "cannot tell".
+    { summary: 'whether the Postfix mail system runs (postfix status: exit 0 running, 1 not)', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'status'], okCodes: [0, 1] }) },
+  ],
+  [
     'nft-check',
     { summary: "check an nftables file that replaces mailsvc's own table, without applying it (nft -c -f <file>)", params: [nftFile], run: nftRun(true) },
   ],

@@ -9,6 +9,7 @@ import type { OutboundPolicy } from '../adapters/outbound/address-policy.js';
 import { createRedis } from '../adapters/redis/redis-client.js';
 import type { HelperClient } from '../adapters/helper-client.js';
 import { AuthLog } from '../shared/auth-log.js';
+import { Instruments } from './instruments.js';
 import { ChangeSignal } from '../shared/change-signal.js';
 import { systemClock } from '../shared/clock.js';
 import type { Clock } from '../shared/clock.js';
@@ -33,6 +34,8 @@ export type Infra = {
   /** Seals and opens stored secrets; reads (or on first start writes) the key file on first use. */
   readonly box: SecretBox;
   readonly authLog: AuthLog;
+  /** The process's metrics (GET /metrics); observations are dropped until the service enables them. */
+  readonly instruments: Instruments;
   readonly outbound: OutboundPolicy;
   /** Tells a running service that a host command changed what it caches. */
   readonly changes: ChangeSignal;
@@ -88,7 +91,8 @@ export function createInfra(settings: Settings, opts: InfraOptions = {}): Infra 
     return (redisOpen = createRedis(settings.redisUrl, log()));
   });
   const box = memo(() => loadSecretBox(settings, { create: opts.createKeyFile === true }));
-  const authLog = memo(() => new AuthLog(settings.authLog));
+  const instruments = new Instruments();
+  const authLog = memo(() => new AuthLog(settings.authLog, () => instruments.authFailure()));
   const changes = memo(() => (changesOpen = new ChangeSignal(settings.dataDir)));
   // The helper's client code (and, in direct mode, its actions) loads on the first call.
   let helperClient: Promise<HelperClient> | undefined;
@@ -117,6 +121,7 @@ export function createInfra(settings: Settings, opts: InfraOptions = {}): Infra 
     get authLog() {
       return authLog();
     },
+    instruments,
     outbound: { allowHosts: settings.outboundAllowHosts },
     get changes() {
       return changes();

@@ -7,7 +7,8 @@ import { dirname } from 'node:path';
  * cannot forge a second " from <ip>" or a new line.
  */
 export class AuthLog {
-  constructor(private readonly path: string) {
+  /** `onFailure`: told of each failure written (the metrics count them). */
+  constructor(private readonly path: string, private readonly onFailure: () => void = () => undefined) {
     mkdirSync(dirname(path), { recursive: true });
   }
 
@@ -20,5 +21,6 @@ export class AuthLog {
     const line = `${new Date().toISOString()} mailsvc-auth: authentication failure for ${AuthLog.sanitizeUser(user)} from ${ip}\n`;
     // One append per line: O_APPEND keeps lines whole when instances share the file.
     appendFileSync(this.path, line, { mode: 0o640 });
+    this.onFailure();
   }
 }

@@ -216,8 +216,10 @@ export type PostfixOptions = {
   policy?: string;
   /** Dovecot's LMTP socket (Dovecot.lmtpSocket); none: accepted mail is discarded. */
   lmtp?: string;
+  /** Also an unauthenticated SMTP service (as port 25 would be) on Postfix.smtpPort, for mail from outside. */
+  smtp?: boolean;
 };
-export type Postfix = { submissionPort: number; /** For `postfix -c <configDir> …`. */ configDir: string; logs(): string; stop(): Promise<void> };
+export type Postfix = { submissionPort: number; /** The plain SMTP port when `smtp` was asked for, else 0. */ smtpPort: number; /** Postfix's own log file (maillog_file). */ logFile: string; /** For `postfix -c <configDir> …`. */ configDir: string; logs(): string; stop(): Promise<void> };
 
 // The services a queue needs, none chrooted; the submission service comes from deploy/.
 const POSTFIX_SERVICES = `# service type  private unpriv  chroot  wakeup  maxproc command + args
@@ -240,7 +242,7 @@ scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 `;
 
-function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: number): void {
+function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: number, smtpPort = 0): void {
   const type = SQL_TYPE[opts.dialect];
   const t = dbTarget(opts.dialect, opts.databaseUrl);
   const etc = join(dir, 'etc');
@@ -277,12 +279,13 @@ function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: n
     // Plain-text AUTH over loopback, for tests only.
     ['smtpd_tls_security_level=encrypt', 'smtpd_tls_security_level=none'],
     ['smtpd_tls_auth_only=yes', 'smtpd_tls_auth_only=no'],
-  ]));
+  ]) + (smtpPort ? `127.0.0.1:${smtpPort} inet n       -       n       -       -       smtpd\n` : ''));
 }
 
 export async function startPostfix(opts: PostfixOptions): Promise<Postfix> {
   const dir = daemonDir('mailsvc-postfix-');
   const submissionPort = await freePort();
+  const smtpPort = opts.smtp ? await freePort() : 0;
   const postfix = (command: string) => execFileP(findProgram('postfix') ?? 'postfix', ['-c', join(dir, 'etc'), command], { timeout: 20_000 });
   const logs = () => readOr(join(dir, 'postfix.log'));
   // Postfix leaves master.pid behind when it stops: wait for the process, not the file.
@@ -294,7 +297,7 @@ export async function startPostfix(opts: PostfixOptions): Promise<Postfix> {
   };
   try {
     shareSqliteDatabase(opts.dialect, opts.databaseUrl);
-    writePostfixConfig(dir, opts, submissionPort);
+    writePostfixConfig(dir, opts, submissionPort, smtpPort);
     await postfix('start');
     await waitForGreeting(submissionPort, '220', () => null);
   } catch (err) {
@@ -302,5 +305,5 @@ export async function startPostfix(opts: PostfixOptions): Promise<Postfix> {
     await stop();
     throw new Error(message);
   }
-  return { submissionPort, configDir: join(dir, 'etc'), logs, stop };
+  return { submissionPort, smtpPort, logFile: join(dir, 'postfix.log'), configDir: join(dir, 'etc'), logs, stop };
 }

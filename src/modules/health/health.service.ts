@@ -8,11 +8,18 @@ import { redisReady } from '../../adapters/redis/redis-client.js';
 
 export type { HealthDetails } from './schema.js';
 import type { HealthDetails } from './schema.js';
+import type { ComponentProbe } from '../report/index.js';
 
 export class HealthService {
   private readonly startedAt: number;
 
-  constructor(private readonly db: Db, private readonly dialect: DialectName, private readonly redis: Redis | undefined, private readonly clock: Clock) {
+  constructor(
+    private readonly db: Db,
+    private readonly dialect: DialectName,
+    private readonly redis: Redis | undefined,
+    private readonly clock: Clock,
+    private readonly probes?: ComponentProbe,
+  ) {
     this.startedAt = clock.now();
   }
 
@@ -26,6 +33,8 @@ export class HealthService {
   }
 
   async details(): Promise<HealthDetails> {
+    // Each component's probe has its own time limit (MAILSVC_PROBE_TIMEOUT_MS): one hanging daemon cannot hang this answer.
+    const components = this.probes ? this.probes.components() : Promise.resolve([]);
     const reachable = await pingDb(this.db);
     const version = reachable ? await schemaVersion(this.db).catch(() => null) : null;
     let redisOk: boolean | null = null;
@@ -37,6 +46,7 @@ export class HealthService {
       uptime_seconds: Math.floor((this.clock.now() - this.startedAt) / 1000),
       database: { dialect: this.dialect, reachable, schema_version: version, schema_latest: LATEST_SCHEMA },
       redis: { configured: this.redis !== undefined, reachable: redisOk },
+      components: Object.fromEntries((await components).map((c) => [c.name, { status: c.status, detail: c.detail }])),
     };
   }
 }

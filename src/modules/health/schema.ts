@@ -13,6 +13,11 @@ export const HealthDetailsSchema = Type.Object(
       schema_latest: Type.String(),
     }),
     redis: Type.Object({ configured: Type.Boolean(), reachable: Type.Union([Type.Boolean(), Type.Null()]) }),
+    components: Type.Record(
+      Type.String(),
+      Type.Object({ status: Type.Union([Type.Literal('up'), Type.Literal('down'), Type.Literal('unknown')]), detail: Type.Union([Type.String(), Type.Null()]) }),
+      { description: 'Each component (database, redis, postfix, dovecot, rspamd, fail2ban, nftables, postsrsd) by its own probe; unknown: could not tell (no answer in time, not installed, no systemd)' },
+    ),
   },
   { title: 'HealthDetails' },
 );

@@ -16,7 +16,7 @@ const hex = (s: string): string => Buffer.from(s, 'utf8').toString('hex');
  *   AUTH\t<protocol>\t<remote ip>\t<hex user>\t<hex password>\n
  * answered by `OK\t<hex user>`, `FAIL` or `ERROR\t<reason>`, one line per request.
  */
-export async function answerLine(line: string, auth: MailAuthService): Promise<string> {
+export async function answerLine(line: string, auth: Pick<MailAuthService, 'check'>): Promise<string> {
   const [verb, protocol = '', remoteIp = '', hexUser = '', hexPass = '', ...rest] = line.split('\t');
   const user = unhex(hexUser);
   const password = unhex(hexPass);
@@ -25,7 +25,7 @@ export async function answerLine(line: string, auth: MailAuthService): Promise<s
   return r.ok ? `OK\t${hex(r.user)}` : 'FAIL';
 }
 
-function serveConnection(socket: Socket, auth: MailAuthService, log: Logger): void {
+function serveConnection(socket: Socket, auth: Pick<MailAuthService, 'check'>, log: Logger): void {
   serveRecords(
     socket,
     // Dovecot's Lua passdb connects, writes one line at once and closes after the answer.
@@ -47,7 +47,7 @@ export type HookListen = {
 };
 
 /** Listens on a Unix socket (mode 0660) and/or a loopback TCP port. */
-export async function startHookServer(listen: HookListen, auth: MailAuthService, log: Logger): Promise<{ servers: Server[]; close(): Promise<void> }> {
+export async function startHookServer(listen: HookListen, auth: Pick<MailAuthService, 'check'>, log: Logger): Promise<{ servers: Server[]; close(): Promise<void> }> {
   const servers: Server[] = [];
   const start = (bind: (s: Server) => void): Promise<Server> =>
     new Promise((resolve, reject) => {

@@ -14,7 +14,7 @@ import { SendLimitsService } from './send-limits.service.js';
 export { sendLimitCommands } from './commands.js';
 export type { SendLimitsService } from './send-limits.service.js';
 
-export function createSendLimitsModule(infra: Pick<Infra, 'settings' | 'redis' | 'log'>, deps: { accounts: Pick<AccountLookup, 'listAll'>; defaults?: () => Limits }) {
+export function createSendLimitsModule(infra: Pick<Infra, 'settings' | 'redis' | 'log' | 'instruments'>, deps: { accounts: Pick<AccountLookup, 'listAll'>; defaults?: () => Limits }) {
   const { settings, redis } = infra;
   const file = join(settings.dataDir, 'send-limits.json');
   const service = new SendLimitsService(deps.accounts, redis ? new RedisLimitMap(redis) : new FileLimitMap(file), deps.defaults ?? (() => settings.mail.sendRateDefaults));
@@ -27,7 +27,8 @@ export function createSendLimitsModule(infra: Pick<Infra, 'settings' | 'redis' |
     get counter(): SendCounter {
       return counterOf();
     },
-    startPolicyServer: (listen: PolicyListen, opts: PolicyServerOptions = {}) => startPolicyServer(listen, service, counterOf(), infra.log, opts),
+    startPolicyServer: (listen: PolicyListen, opts: PolicyServerOptions = {}) =>
+      startPolicyServer(listen, service, counterOf(), infra.log, { onDecision: (action, seconds) => infra.instruments.policyDecision(action, seconds), ...opts }),
     routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).sendLimitRoutes(app, service, kit.hooks, kit.errors),
   };
 }

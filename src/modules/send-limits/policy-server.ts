@@ -43,12 +43,12 @@ export function protocolError(attrs: Map<string, string>): string | null {
   return null;
 }
 
-export type PolicyServerOptions = { maxConnections?: number };
+export type PolicyServerOptions = { maxConnections?: number; /** Told of each decision and its latency (for GET /metrics). */ onDecision?: (action: string, seconds: number) => void };
 export type PolicyServer = { server: Server; port: number; path: string | null; close(): Promise<void> };
 
 const DEFAULT_MAX_CONNECTIONS = 200;
 
-function serve(socket: Socket, limits: SendLimitsService, counter: SendCounter, log: Logger, refusals: LogThrottle): void {
+function serve(socket: Socket, limits: SendLimitsService, counter: SendCounter, log: Logger, refusals: LogThrottle, onDecision: NonNullable<PolicyServerOptions['onDecision']>): void {
   serveRecords(
     socket,
     // Postfix writes each request at once (our main.cf snippet gives it 10 s) and closes
@@ -63,7 +63,10 @@ function serve(socket: Socket, limits: SendLimitsService, counter: SendCounter, 
         if (held !== null) log.warn({ reason: error, suppressed: held }, 'policy service: not a Postfix policy request; connection closed');
         return null;
       }
-      return `action=${await decide(attrs, limits, counter, log)}\n\n`;
+      const started = performance.now();
+      const action = await decide(attrs, limits, counter, log);
+      onDecision(action, (performance.now() - started) / 1000);
+      return `action=${action}\n\n`;
     },
     (err) => {
       // Never block mail because the counter store hiccuped; say so in the log.
@@ -85,7 +88,8 @@ export async function startPolicyServer(
   opts: PolicyServerOptions = {},
 ): Promise<PolicyServer> {
   const refusals = new LogThrottle(60_000);
-  const server = createServer((s) => serve(s, limits, counter, log, refusals));
+  const onDecision = opts.onDecision ?? (() => undefined);
+  const server = createServer((s) => serve(s, limits, counter, log, refusals, onDecision));
   limitConnections(server, opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS, 'policy service', log);
   const path = 'path' in listen ? listen.path : null;
   if (path !== null && existsSync(path)) unlinkSync(path);

@@ -1,0 +1,105 @@
+import type { Redis } from 'ioredis';
+import type { Db, DialectName } from '../../db/database.js';
+import { pingDb } from '../../db/database.js';
+import { serverVersion } from '../../db/object-counts.js';
+import { programVersion, serviceState } from '../../adapters/host/host.js';
+import type { QueueCounter } from '../queue/index.js';
+import type { HelperClient } from '../../adapters/helper-client.js';
+import { HelperError } from '../../adapters/helper-client.js';
+import { addressOf, probe } from './probe.js';
+import type { ProbeStatus } from './probe.js';
+
+export type Component = { name: string; status: ProbeStatus; detail: string | null; address: string | null; version: string | null };
+
+export type ComponentDeps = {
+  db: Db;
+  dialect: DialectName;
+  databaseUrl: string;
+  redis: Redis | undefined;
+  redisUrl: string | undefined;
+  /** Connects Redis when it is not yet (a CLI process); rejects when it cannot. */
+  connectRedis: () => Promise<void>;
+  queue: QueueCounter;
+  helper: HelperClient;
+  rspamdController: string;
+  timeoutMs: number;
+};
+
+/** Debian package and systemd unit of each daemon mailsvc manages. */
+const DAEMONS = [
+  { name: 'dovecot', pkg: 'dovecot-core', unit: 'dovecot' },
+  { name: 'fail2ban', pkg: 'fail2ban', unit: 'fail2ban' },
+  { name: 'nftables', pkg: 'nftables', unit: 'nftables' },
+  { name: 'postsrsd', pkg: 'postsrsd', unit: 'postsrsd' },
+] as const;
+
+const pkgVersion = (pkg: string, ms: number) => programVersion('dpkg-query', ['-W', '-f=${Version}\n', pkg], /^(\S+)$/m, ms);
+
+function fromUnit(state: string | null, installed: boolean): { status: ProbeStatus; detail: string | null } {
+  if (state === 'active') return { status: 'up', detail: null };
+  if (state === 'inactive' || state === 'failed') return { status: 'down', detail: `systemd: ${state}` };
+  if (state !== null) return { status: 'unknown', detail: `systemd: ${state}` };
+  return { status: 'unknown', detail: installed ? 'systemd cannot tell (not running under systemd?)' : 'not installed' };
+}
+
+async function rspamdStat(base: string, ms: number): Promise<Record<string, unknown>> {
+  const res = await fetch(`${base}/stat`, { signal: AbortSignal.timeout(ms), redirect: 'error' });
+  if (!res.ok) throw new Error(`Rspamd controller answered ${res.status}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/** Each component's status, address and version, every probe with its own time limit, all at once. */
+export async function probeComponents(d: ComponentDeps): Promise<Component[]> {
+  const ms = d.timeoutMs;
+  const database = probe<Component>(ms, async () => {
+    const up = await pingDb(d.db);
+    return up
+      ? { status: 'up', detail: null, version: await serverVersion(d.db, d.dialect).catch(() => null) }
+      : { status: 'down', detail: 'the database does not answer' };
+  }).then((p) => ({ name: 'database', address: addressOf(d.databaseUrl), version: null, ...p }));
+
+  const redis = probe<Component>(ms, async () => {
+    if (!d.redis) return { status: 'unknown', detail: 'not configured (MAILSVC_REDIS_URL unset)' };
+    try {
+      await d.connectRedis();
+      const info = await d.redis.info('server');
+      return { status: 'up', detail: null, version: /^redis_version:(\S+)/m.exec(info)?.[1] ?? null };
+    } catch (err) {
+      return { status: 'down', detail: err instanceof Error ? err.message : String(err) };
+    }
+  }).then((p) => ({ name: 'redis', address: d.redisUrl ? addressOf(d.redisUrl) : null, version: null, ...p }));
+
+  const postfix = probe<Component>(ms, async () => {
+    const version = await pkgVersion('postfix', ms);
+    try {
+      // `postfix status` through the helper (it reads the master's pid as root): exit 0 running, 1 not.
+      const r = await d.helper.run('postfix-status', []);
+      return r.code === 0 ? { status: 'up', detail: null, version } : { status: 'down', detail: 'the Postfix mail system is not running', version };
+    } catch (err) {
+      const notInstalled = err instanceof HelperError && err.exec?.kind === 'not-found';
+      return { status: 'unknown', detail: notInstalled ? 'not installed' : err instanceof Error ? err.message : String(err), version };
+    }
+  }).then((p) => ({ name: 'postfix', address: null, version: null, ...p }));
+
+  const rspamd = probe<Component>(ms, async () => {
+    const version = await pkgVersion('rspamd', ms);
+    try {
+      await rspamdStat(d.rspamdController, ms);
+      return { status: 'up', detail: null, version };
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      if (cause === 'ECONNREFUSED') return { status: version ? 'down' : 'unknown', detail: version ? 'the controller refuses connections' : 'not installed', version };
+      return { status: 'unknown', detail: err instanceof Error ? err.message : String(err), version };
+    }
+  }).then((p) => ({ name: 'rspamd', address: addressOf(d.rspamdController), version: null, ...p }));
+
+  const daemons = DAEMONS.map((x) =>
+    probe<Component>(ms, async () => {
+      const [version, state] = await Promise.all([pkgVersion(x.pkg, ms), serviceState(x.unit, ms)]);
+      return { ...fromUnit(state, version !== null), version };
+    }).then((p) => ({ name: x.name, address: null, version: null, ...p })),
+  );
+  return Promise.all([database, redis, postfix, rspamd, ...daemons]);
+}
+
+export { rspamdStat };

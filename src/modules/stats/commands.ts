@@ -1,0 +1,77 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { CliError, output } from '../../shared/terminal/output.js';
+import { formatBytes, pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
+import type { Page } from '../../shared/paging.js';
+import { commandGroup } from '../command-types.js';
+import type { Run } from '../command-types.js';
+import type { StatsService, RangeInput } from './stats.service.js';
+import type { Direction } from './collector.js';
+
+const DIRS = ['inbound', 'outbound', 'local'] as const;
+const direction = (v: string): Direction => {
+  if (!(DIRS as readonly string[]).includes(v)) throw new InvalidArgumentError(`Use one of ${DIRS.join(', ')}.`);
+  return v as Direction;
+};
+const bucket = (v: string): 'hour' | 'day' => {
+  if (v !== 'hour' && v !== 'day') throw new InvalidArgumentError('Use hour or day.');
+  return v;
+};
+
+function rangeOptions(cmd: Command): Command {
+  return cmd
+    .option('--from <time>', 'start, ISO 8601 (2026-01-31 or 2026-01-31T08:00:00Z); default 30 days before --to')
+    .option('--to <time>', 'end (exclusive), ISO 8601; default now')
+    .option('--mailbox <address>', 'only this mailbox')
+    .option('--direction <dir>', `only ${DIRS.join(', ')}`, direction)
+    .option('--json', 'print the result as JSON');
+}
+
+type RangeOpts = RangeInput & { json?: boolean };
+const figures = (f: { messages: number; bytes: number }) => `${f.messages} / ${formatBytes(f.bytes)}`;
+
+/** `mailsvc stats collect|summary|mailboxes|timeline`. */
+export function statsCommands(program: Command, run: Run<{ service: StatsService }>): void {
+  const stats = commandGroup(program, 'stats', 'traffic statistics from the Postfix log');
+
+  // Not audited: the timer runs it every few minutes, and it changes only figures derived from the log.
+  stats
+    .command('collect')
+    .description('read what the Postfix log (MAILSVC_MAIL_LOG) gained since the last run, store it, and drop rows past the retention')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const r = await run((m) => m.service.collect());
+      output(opts.json, r, () =>
+        r.files_read.length === 0
+          ? 'No mail log found: check MAILSVC_MAIL_LOG.'
+          : `Read ${r.lines} line(s) from ${r.files_read.join(', ')}: ${r.rows_added} row(s) added, ${r.rows_pruned} past the retention removed, ${r.open_messages} message(s) still open.`,
+      );
+      if (r.files_read.length === 0 && !opts.json) throw new CliError('no mail log to read: set MAILSVC_MAIL_LOG to the Postfix log', 1);
+    });
+
+  rangeOptions(stats.command('summary').description('messages and bytes per direction for a time range'))
+    .action(async (opts: RangeOpts) => {
+      const s = await run((m) => m.service.summary(opts));
+      output(opts.json, s, () =>
+        `${s.from} to ${s.to}${s.mailbox ? ` for ${s.mailbox}` : ''}\n` +
+        table(['direction', 'messages', 'bytes'], [...DIRS.map((d) => [d, String(s[d].messages), formatBytes(s[d].bytes)]), ['total', String(s.total.messages), formatBytes(s.total.bytes)]]),
+      );
+    });
+
+  pagingOptions(rangeOptions(stats.command('mailboxes').description('messages / bytes per mailbox and direction, busiest first')))
+    .action(async (opts: RangeOpts & Page) => {
+      const page = await run((m) => m.service.mailboxes(opts, pageOf(opts)));
+      output(opts.json, page.items, () =>
+        page.total === 0 ? 'No traffic in that range.' : table(['mailbox', ...DIRS], page.items.map((i) => [i.mailbox, ...DIRS.map((d) => figures(i[d]))])) + pageNote(page),
+      );
+    });
+
+  rangeOptions(stats.command('timeline').description('messages / bytes per hour or day'))
+    .option('--bucket <size>', 'hour or day (default: hour up to 2 days, else day)', bucket)
+    .action(async (opts: RangeOpts & { bucket?: 'hour' | 'day' }) => {
+      const t = await run((m) => m.service.timeline(opts));
+      output(opts.json, t, () =>
+        t.items.length === 0 ? 'No traffic in that range.' : table(['time (UTC)', ...DIRS], t.items.map((i) => [i.time.slice(0, 16).replace('T', ' '), ...DIRS.map((d) => figures(i[d]))])),
+      );
+    });
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { classicTime, parseLine } from './postfix-log.js';
+
+// Real line shapes (the test Postfix's log; Debian's rsyslog for RFC 3339).
+const REF = new Date(2026, 10, 23, 16, 0, 0);
+
+describe('parseLine', () => {
+  it('reads the events the collector joins, whatever the syslog name (postfix, postfix/submission, postfix-test-N)', () => {
+    expect(parseLine('Nov 23 15:49:33 mail postfix/submission/smtpd[21742]: F3EA720C66F: client=localhost[127.0.0.1], sasl_method=PLAIN, sasl_username=alice@example.org', REF))
+      .toEqual({ kind: 'client', qid: 'F3EA720C66F', authenticated: true });
+    expect(parseLine('Nov 23 15:49:34 mail postfix-test-33419/smtpd[21753]: 284BB20C680: client=localhost[127.0.0.1]', REF)).toEqual({ kind: 'client', qid: '284BB20C680', authenticated: false });
+    expect(parseLine('Nov 23 15:49:33 mail postfix/qmgr[21740]: F3EA720C66F: from=<Alice@Example.org>, size=490, nrcpt=1 (queue active)', REF))
+      .toEqual({ kind: 'from', qid: 'F3EA720C66F', at: new Date(2026, 10, 23, 15, 49, 33).getTime(), sender: 'alice@example.org', size: 490 });
+    expect(parseLine('Nov 23 15:49:34 mail postfix/lmtp[21748]: F3EA720C66F: to=<bob@example.org>, relay=mail.test.invalid[/x/dovecot-lmtp], delay=0.08, dsn=2.0.0, status=sent (250 2.0.0 Saved)', REF))
+      .toMatchObject({ kind: 'delivered', recipient: 'bob@example.org', local: true });
+    expect(parseLine('Nov 23 15:49:34 mail postfix/smtp[9]: 1385920C66F: to=<x@remote.test>, relay=mx.remote.test[192.0.2.1]:25, delay=1, dsn=2.0.0, status=sent (250 ok)', REF))
+      .toMatchObject({ kind: 'delivered', local: false });
+    expect(parseLine('Nov 23 15:49:34 mail postfix/qmgr[21740]: F3EA720C66F: removed', REF)).toMatchObject({ kind: 'removed', qid: 'F3EA720C66F' });
+  });
+
+  it('ignores what it does not need: deferrals, bounces, connects, other programs', () => {
+    expect(parseLine('Nov 23 15:49:34 mail postfix/smtp[9]: 1385920C66F: to=<x@remote.test>, relay=none, delay=1, dsn=4.4.1, status=deferred (connect refused)', REF)).toBeNull();
+    expect(parseLine('Nov 23 15:49:33 mail postfix/submission/smtpd[21742]: connect from localhost[127.0.0.1]', REF)).toBeNull();
+    expect(parseLine('Nov 23 15:49:33 mail dovecot: lmtp(bob@example.org): saved mail to INBOX', REF)).toBeNull();
+    expect(parseLine('Foo 23 15:49:33 mail postfix/qmgr[1]: ABCDEF123: removed', REF)).toBeNull();
+  });
+
+  it('reads RFC 3339 with an offset or Z, fractions included, to the same instant', () => {
+    const z = parseLine('2026-11-23T15:49:33.250Z mail postfix/qmgr[1]: ABCDEF123: removed', REF);
+    const off = parseLine('2026-11-23T17:49:33.250000+02:00 mail postfix/qmgr[1]: ABCDEF123: removed', REF);
+    expect(z).toEqual({ kind: 'removed', qid: 'ABCDEF123', at: Date.UTC(2026, 10, 23, 15, 49, 33, 250) });
+    expect(off).toEqual(z);
+  });
+
+  it('puts a classic timestamp in the year that keeps it before the reference: December read in January is last year', () => {
+    const jan = new Date(2027, 0, 1, 0, 10);
+    expect(new Date(classicTime(11, 31, 23, 59, 0, jan)).getFullYear()).toBe(2026);
+    expect(new Date(classicTime(0, 1, 0, 5, 0, jan)).getFullYear()).toBe(2027);
+    const dec = parseLine('Dec 31 23:59:59 mail postfix/qmgr[1]: ABCDEF123: removed', jan);
+    const jan1 = parseLine('Jan  1 00:00:01 mail postfix/qmgr[1]: ABCDEF123: removed', jan);
+    expect(dec?.kind === 'removed' && new Date(dec.at).getFullYear()).toBe(2026);
+    expect(jan1?.kind === 'removed' && new Date(jan1.at).getFullYear()).toBe(2027);
+  });
+});

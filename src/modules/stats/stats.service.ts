@@ -1,0 +1,152 @@
+import { badRequest } from '../../shared/errors.js';
+import type { Clock } from '../../shared/clock.js';
+import type { Page, Paged } from '../../shared/paging.js';
+import { DIRECTIONS, MessageJoiner } from './collector.js';
+import type { Direction, StatsRow } from './collector.js';
+import { headOf, isFile, logFiles, readLines } from './log-files.js';
+import type { LogPosition } from './log-files.js';
+import { parseLine } from './postfix-log.js';
+import type { Figures, Range, StatsRepository } from './stats.repository.js';
+import type { CollectResult, MailboxStats, StatsSummary, StatsTimeline } from './schema.js';
+
+const DAY = 86_400_000;
+/** Rows are written in batches of this many while a big log is read, so memory stays flat. */
+const FLUSH_ROWS = 20_000;
+
+type SavedState = { position: LogPosition | null; pending: ConstructorParameters<typeof MessageJoiner>[0] };
+
+export type RangeInput = { from?: string | undefined; to?: string | undefined; mailbox?: string | undefined; direction?: Direction | undefined };
+
+function time(name: string, v: string): number {
+  // A date alone is UTC midnight; a time without an offset is read as UTC too, never in the host's zone.
+  const text = /^\d{4}-\d{2}-\d{2}T[\d:.]+$/.test(v) ? `${v}Z` : v;
+  const t = /^\d{4}-\d{2}-\d{2}(T.*)?$/.test(v) ? Date.parse(text) : NaN;
+  if (Number.isNaN(t)) throw badRequest(`${name} must be an ISO 8601 date or time such as 2026-01-31 or 2026-01-31T12:00:00Z`);
+  return t;
+}
+
+const zero = (): Figures => ({ messages: 0, bytes: 0 });
+const perDirection = () => ({ inbound: zero(), outbound: zero(), local: zero() });
+
+export class StatsService {
+  constructor(
+    private readonly repo: StatsRepository,
+    private readonly clock: Clock,
+    private readonly mailLog: string,
+    private readonly retentionDays: () => number,
+  ) {}
+
+  /**
+   * Reads what the log gained since the last run (and rotated files not read
+   * yet), stores the completed messages, saves where it stopped, and applies
+   * retention. Running it twice stores nothing twice.
+   */
+  async collect(): Promise<CollectResult> {
+    const raw = await this.repo.loadState();
+    const saved: SavedState = raw ? (JSON.parse(raw) as SavedState) : { position: null, pending: {} };
+    const joiner = new MessageJoiner(saved.pending);
+    const files = logFiles(this.mailLog);
+    let start = 0;
+    let offset = 0;
+    if (saved.position) {
+      // Newest first: the live file is the likeliest, then its rotations.
+      for (let i = files.length - 1; i >= 0; i--) {
+        const f = files[i];
+        if (f && (await isFile(f, saved.position))) {
+          start = i;
+          offset = saved.position.offset;
+          break;
+        }
+      }
+      // Not found (rotated out of reach): everything there is gets read; stored rows are not counted twice.
+    }
+    let rows: StatsRow[] = [];
+    let added = 0;
+    let lines = 0;
+    const read: string[] = [];
+    let position = saved.position;
+    for (let i = start; i < files.length; i++) {
+      const file = files[i];
+      if (!file) continue;
+      const from = i === start ? offset : 0;
+      // The reference for year-less timestamps: the file's last change, which its last line is close to.
+      const reference = file.stat.mtime;
+      const end = await readLines(file, from, (line) => {
+        lines++;
+        const e = parseLine(line, reference);
+        if (!e) return;
+        const done = joiner.add(e);
+        if (done.length === 0) return;
+        rows.push(...done);
+      }, async () => {
+        if (rows.length < FLUSH_ROWS) return;
+        const batch = rows;
+        rows = [];
+        added += await this.repo.insert(batch);
+      });
+      read.push(file.path);
+      position = { ...(await headOf(file)), offset: end };
+    }
+    added += await this.repo.insert(rows);
+    const now = this.clock.now();
+    const pending = joiner.save(now);
+    await this.repo.saveState(JSON.stringify({ position, pending } satisfies SavedState), now);
+    const pruned = await this.prune();
+    return { files_read: read, lines, rows_added: added, rows_pruned: pruned, open_messages: Object.keys(pending).length };
+  }
+
+  /** Deletes rows older than the retention (`stats-retention-days`). */
+  prune(): Promise<number> {
+    return this.repo.deleteBefore(this.clock.now() - this.retentionDays() * DAY);
+  }
+
+  range(input: RangeInput): Range {
+    const to = input.to === undefined ? this.clock.now() : time('to', input.to);
+    const from = input.from === undefined ? to - 30 * DAY : time('from', input.from);
+    if (from >= to) throw badRequest('from must be before to');
+    if (input.direction !== undefined && !DIRECTIONS.includes(input.direction)) throw badRequest(`direction must be one of ${DIRECTIONS.join(', ')}`);
+    return { from, to, direction: input.direction, mailbox: input.mailbox?.toLowerCase() };
+  }
+
+  private echo(r: Range) {
+    return { from: new Date(r.from).toISOString(), to: new Date(r.to).toISOString(), mailbox: r.mailbox ?? null, direction: r.direction ?? null };
+  }
+
+  async summary(input: RangeInput): Promise<StatsSummary> {
+    const r = this.range(input);
+    const out = { ...this.echo(r), total: zero(), ...perDirection() };
+    for (const d of await this.repo.byDirection(r)) {
+      if (!DIRECTIONS.includes(d.direction as Direction)) continue;
+      out[d.direction as Direction] = { messages: d.messages, bytes: d.bytes };
+      out.total.messages += d.messages;
+      out.total.bytes += d.bytes;
+    }
+    return out;
+  }
+
+  async mailboxes(input: RangeInput, page: Page): Promise<Paged<MailboxStats>> {
+    const r = this.range(input);
+    const { total, rows } = await this.repo.byMailbox(r, page.limit, page.offset);
+    const items = new Map<string, MailboxStats>();
+    for (const row of rows) {
+      const item = items.get(row.mailbox) ?? { mailbox: row.mailbox, ...perDirection() };
+      if (DIRECTIONS.includes(row.direction as Direction)) item[row.direction as Direction] = { messages: row.messages, bytes: row.bytes };
+      items.set(row.mailbox, item);
+    }
+    return { items: [...items.values()], total, ...page };
+  }
+
+  async timeline(input: RangeInput & { bucket?: 'hour' | 'day' | undefined }): Promise<StatsTimeline> {
+    const r = this.range(input);
+    const bucket = input.bucket ?? (r.to - r.from <= 2 * DAY ? 'hour' : 'day');
+    const width = bucket === 'hour' ? 3_600_000 : DAY;
+    if ((r.to - r.from) / width > 10_000) throw badRequest(`the range holds more than 10000 ${bucket}s: narrow it or use bucket=day`);
+    const items = new Map<number, StatsTimeline['items'][number]>();
+    for (const b of await this.repo.byBucket(r, width)) {
+      const item = items.get(b.start) ?? { time: new Date(b.start).toISOString(), ...perDirection() };
+      if (DIRECTIONS.includes(b.direction as Direction)) item[b.direction as Direction] = { messages: b.messages, bytes: b.bytes };
+      items.set(b.start, item);
+    }
+    return { ...this.echo(r), bucket, items: [...items.values()] };
+  }
+}
