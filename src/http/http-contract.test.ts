@@ -43,6 +43,7 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'GET /admin/bans', 'POST /admin/bans', 'DELETE /admin/bans/{ip}',
         'GET /admin/firewall', 'PUT /admin/firewall', 'POST /admin/firewall/confirm',
         'GET /metrics', 'GET /stats/summary', 'GET /stats/mailboxes', 'GET /stats/timeline',
+        'GET /admin/settings', 'PATCH /admin/settings', 'POST /admin/settings/check-update', 'POST /admin/settings/apply-update',
       ].sort(),
     );
     // The new routes carry their schemas: the key's body, the answer shown once, the scopes as an enum.
