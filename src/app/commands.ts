@@ -14,6 +14,7 @@ import { banCommands } from '../modules/bans/commands.js';
 import { firewallCommands } from '../modules/firewall/commands.js';
 import { sendLimitCommands } from '../modules/send-limits/commands.js';
 import { limitCommands } from '../modules/limits/commands.js';
+import { dnsCommands } from '../modules/dns/commands.js';
 import { runModule, runModuleIfMigrated } from './cli-runner.js';
 
 /**
@@ -34,5 +35,6 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => limitCommands(p, runModule((m) => m.limits(), { redis: true })),
   (p) => banCommands(p, runModule((m) => m.bans())),
   (p) => firewallCommands(p, runModule((m) => m.firewall())),
+  (p) => dnsCommands(p, runModule((m) => m.dns())),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

@@ -14,6 +14,7 @@ import type { LimitsModule } from '../modules/limits/index.js';
 import { WINDOWS, sendRateLimitKey } from '../shared/send-rate.js';
 import type { Limits } from '../shared/send-rate.js';
 import type { DomainsModule } from '../modules/domains/index.js';
+import type { DnsModule } from '../modules/dns/index.js';
 import type { HealthModule } from '../modules/health/index.js';
 import type { MailAuthModule } from '../modules/mail-auth/index.js';
 import type { MfaModule } from '../modules/mfa/index.js';
@@ -85,7 +86,10 @@ export class Modules {
     });
   }
   domains(): Promise<DomainsModule> {
-    return this.once('domains', async () => (await import('../modules/domains/index.js')).createDomainsModule(this.infra));
+    return this.once('domains', async () =>
+      // The dns module is built on the domains: reached when keys are asked for, not now.
+      (await import('../modules/domains/index.js')).createDomainsModule(this.infra, { keys: { generate: async (d) => (await this.dns()).dkim.generate(d) } }),
+    );
   }
   routing(): Promise<RoutingModule> {
     return this.once('routing', async () => (await import('../modules/routing/index.js')).createRoutingModule(this.infra));
@@ -174,6 +178,13 @@ export class Modules {
     return this.once('firewall', async () => (await import('../modules/firewall/index.js')).createFirewallModule(this.infra));
   }
 
+  dns(): Promise<DnsModule> {
+    return this.once('dns', async () => {
+      const [{ createDnsModule }, domains, limits] = await Promise.all([import('../modules/dns/index.js'), this.domains(), this.limits()]);
+      return createDnsModule(this.infra, { domains: domains.service, keyBits: () => limits.service.value('dkim-key-bits') });
+    });
+  }
+
   /** What `admin mfa reset` needs. */
   async admin(): Promise<AdminDeps> {
     const [mfa, auth] = await Promise.all([this.mfa(), this.auth()]);
@@ -195,6 +206,7 @@ export class Modules {
     return Promise.all([
       this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
       this.apiKeys(), this.audit(), this.jobs(), this.queue(), this.limits(), this.bans(), this.firewall(),
+      this.dns(),
     ]);
   }
 

@@ -1,0 +1,71 @@
+import type { Command } from 'commander';
+import { output } from '../../shared/terminal/output.js';
+import { table } from '../../shared/terminal/options.js';
+import { commandGroup, recordsChanges } from '../command-types.js';
+import type { Run } from '../command-types.js';
+import type { DkimService } from './dkim.service.js';
+import type { DnsPlanService } from './plan.service.js';
+import type { DkimResult } from './schema.js';
+
+type Deps = { dkim: DkimService; plan: DnsPlanService };
+
+/** What to publish after keys were made: shared with `add domain --generate-dkim`. */
+export const describeDkim = (r: DkimResult): string =>
+  [
+    ...r.keys.map((k) => `DKIM ${k.algorithm} key, selector ${k.selector} (${k.state}). Publish:\n  ${k.record_name}. IN TXT "${k.record_value}"`),
+    `Rspamd: ${r.signing.detail}.`,
+    `The whole DNS plan: mailsvc dns plan ${r.domain} <mail host>`,
+  ].join('\n');
+
+/** `mailsvc dns generate-dkim|keys|plan|sync-signing`. */
+export function dnsCommands(program: Command, run: Run<Deps>): void {
+  const dns = commandGroup(program, 'dns', 'DKIM keys, the DNS plan, DNS provider sync and deliverability checks');
+
+  dns
+    .command('generate-dkim')
+    .description('make the first DKIM keys of a domain (RSA, with --ed25519 also Ed25519) and sign its mail with them')
+    .argument('<domain>', 'the domain (its name or id)')
+    .option('--ed25519', 'also an Ed25519 key, signing alongside the RSA one')
+    .option('--json', 'print the keys and the signing outcome as JSON')
+    .action(async (domain: string, opts: { ed25519?: boolean; json?: boolean }) => {
+      const r = await run((m) => m.dkim.generate(domain, opts.ed25519 === undefined ? {} : { ed25519: true }));
+      output(opts.json, r, () => describeDkim(r));
+    });
+
+  dns
+    .command('keys')
+    .description('the DKIM keys of a domain that are published or signing, with the record each needs')
+    .argument('<domain>', 'the domain (its name or id)')
+    .option('--json', 'print them as a JSON array')
+    .action(async (domain: string, opts: { json?: boolean }) => {
+      const keys = await run((m) => m.dkim.keys(domain));
+      output(opts.json, keys, () =>
+        keys.length === 0
+          ? `No DKIM keys. Make them with: mailsvc dns generate-dkim ${domain}`
+          : table(['selector', 'algorithm', 'bits', 'state', 'created'], keys.map((k) => [k.selector, k.algorithm, String(k.bits), k.state, k.created_at.slice(0, 10)])),
+      );
+    });
+
+  dns
+    .command('plan')
+    .description('every DNS record the domain needs, with its purpose, as zone-file lines (the "generate DNS plan" script)')
+    .argument('<domain>', 'the domain (its name or id)')
+    .argument('<mail-host>', 'the mail host name (MX target), e.g. mail.example.org')
+    .option('--public-ip <ip>', 'the mail host\'s public address (fills in A/AAAA and PTR)')
+    .option('--json', 'print the plan as JSON (records with purposes, the MTA-STS policy, the zone lines)')
+    .action(async (domain: string, mailHost: string, opts: { publicIp?: string; json?: boolean }) => {
+      const plan = await run((m) => m.plan.plan(domain, mailHost, opts.publicIp));
+      output(opts.json, plan, () => plan.zone.trimEnd());
+    });
+
+  dns
+    .command('sync-signing')
+    .description('render Rspamd\'s DKIM signing files again from the stored keys, check and reload')
+    .option('--json', 'print the outcome as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const r = await run((m) => m.dkim.syncSigning());
+      output(opts.json, r, () => `Rspamd: ${r.detail}.`);
+    });
+
+  recordsChanges(program, ['dns generate-dkim', 'dns sync-signing']);
+}

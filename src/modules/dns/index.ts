@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import { execFile } from 'node:child_process';
+import type { Infra } from '../../infra/index.js';
+import type { ConfigChecker, DaemonReloader } from '../../adapters/config-applier/index.js';
+import type { DomainLookup } from '../domains/index.js';
+import type { RouteKit } from '../route-types.js';
+import { DkimRepository } from './dkim.repository.js';
+import { DkimService } from './dkim.service.js';
+import { applySigning } from './dkim-signing.js';
+import { DnsPlanService } from './plan.service.js';
+
+export { dnsCommands } from './commands.js';
+export type { DkimService } from './dkim.service.js';
+export type { DkimResult, DkimKeyView, DnsPlan } from './schema.js';
+
+export type DnsDeps = {
+  domains: DomainLookup;
+  /** The limit dkim-key-bits, read per call. */
+  keyBits: () => number;
+  /** Default: the privileged helper's `reload rspamd`. */
+  reloader?: DaemonReloader;
+  /** Whether Rspamd runs (default: `systemctl is-active rspamd.service`). */
+  rspamdRunning?: () => Promise<boolean>;
+  rspamdChecker?: ConfigChecker;
+};
+
+const systemdActive = (unit: string) => (): Promise<boolean> =>
+  new Promise((resolve) => execFile('systemctl', ['is-active', '--quiet', unit], { timeout: 10_000 }, (err) => resolve(err === null)));
+
+/** DKIM keys and Rspamd signing, the DNS plan (docs/dns.md). */
+export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'helper' | 'box'>, deps: DnsDeps) {
+  const { settings } = infra;
+  const reloader: DaemonReloader = deps.reloader ?? { reload: async (daemon) => void (await infra.helper.run('reload', [daemon])) };
+  const dkim = new DkimService({
+    repo: new DkimRepository(infra.db),
+    domains: deps.domains,
+    box: infra.box,
+    clock: infra.clock,
+    keyBits: deps.keyBits,
+    ed25519ByDefault: settings.dns.dkimEd25519,
+    applySigning: (keys) =>
+      applySigning(keys, {
+        rspamdLocalDir: settings.helper.rspamdLocalDir,
+        reloader,
+        running: deps.rspamdRunning ?? systemdActive('rspamd.service'),
+        ...(deps.rspamdChecker ? { checker: deps.rspamdChecker } : {}),
+      }),
+  });
+  const plan = new DnsPlanService(dkim, deps.domains, settings.dns.srsDomain);
+  return {
+    dkim,
+    plan,
+    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).dnsRoutes(app, { dkim, plan }, kit),
+  };
+}
+export type DnsModule = ReturnType<typeof createDnsModule>;

@@ -1,0 +1,71 @@
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+
+export const DkimKeySchema = Type.Object(
+  {
+    selector: Type.String(),
+    algorithm: Type.Union([Type.Literal('rsa'), Type.Literal('ed25519')]),
+    bits: Type.Integer(),
+    state: Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('retiring'), Type.Literal('retired')]),
+    record_name: Type.String({ description: '<selector>._domainkey.<domain>' }),
+    record_value: Type.String({ description: 'the TXT value to publish (one string; split into 255-byte strings in a zone file)' }),
+    created_at: Type.String({ format: 'date-time' }),
+    activated_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { title: 'DkimKey' },
+);
+export type DkimKeyView = Static<typeof DkimKeySchema>;
+
+export const SigningOutcomeSchema = Type.Object(
+  {
+    status: Type.Union([Type.Literal('changed'), Type.Literal('unchanged'), Type.Literal('skipped')]),
+    detail: Type.String(),
+    reloaded: Type.Boolean(),
+  },
+  { title: 'DkimSigningOutcome' },
+);
+
+export const DkimResultSchema = Type.Object(
+  { domain: Type.String(), keys: Type.Array(DkimKeySchema), signing: SigningOutcomeSchema },
+  { title: 'DkimResult' },
+);
+export type DkimResult = Static<typeof DkimResultSchema>;
+
+export const DkimBody = Type.Object(
+  { ed25519: Type.Optional(Type.Boolean({ description: 'also make an Ed25519 key that signs alongside the RSA key' })) },
+  { additionalProperties: false },
+);
+
+export const DnsRecordSchema = Type.Object(
+  {
+    name: Type.String({ description: 'owner name, fully qualified, no trailing dot' }),
+    type: Type.String(),
+    ttl: Type.Integer(),
+    value: Type.Union([Type.String(), Type.Null()], { description: 'null: a value only you know (the public IP), filled in by the live bundle' }),
+    purpose: Type.String(),
+    where: Type.Union([Type.Literal('zone'), Type.Literal('reverse-zone')], { description: 'reverse-zone: ask the owner of the IP address' }),
+  },
+  { title: 'DnsRecord' },
+);
+export type DnsRecord = Static<typeof DnsRecordSchema>;
+
+export const DnsPlanSchema = Type.Object(
+  {
+    domain: Type.String(),
+    mail_host: Type.String(),
+    public_ip: Type.Union([Type.String(), Type.Null()]),
+    records: Type.Array(DnsRecordSchema),
+    mta_sts_policy: Type.String({ description: 'the file served at https://mta-sts.<domain>/.well-known/mta-sts.txt' }),
+    zone: Type.String({ description: 'the records as zone-file lines' }),
+  },
+  { title: 'DnsPlan' },
+);
+export type DnsPlan = Static<typeof DnsPlanSchema>;
+
+export const PlanQuery = Type.Object(
+  {
+    mail_host: Type.String({ maxLength: 253, description: 'the mail host name (MX target), e.g. mail.example.org' }),
+    public_ip: Type.Optional(Type.String({ maxLength: 64, description: 'its public IPv4 or IPv6 address' })),
+  },
+  { additionalProperties: false },
+);
