@@ -59,6 +59,24 @@ export function dnsCommands(program: Command, run: Run<Deps>): void {
     });
 
   dns
+    .command('export-bundle')
+    .description('the "export live bundle" script: zone fragment, MTA-STS policy, nginx snippet and README in one .tar.gz')
+    .argument('<domain>', 'the domain (its name or id)')
+    .argument('<mail-host>', 'the mail host name (MX target)')
+    .argument('<public-ip>', 'the mail host\'s public IPv4 or IPv6 address')
+    .option('--output <file>', 'where to write the archive (default: ./mailsvc-dns-<domain>.tar.gz)')
+    .option('--json', 'print where it was written and what it holds as JSON')
+    .action(async (domain: string, mailHost: string, ip: string, opts: { output?: string; json?: boolean }) => {
+      const r = await run(async (m) => {
+        const plan = await m.plan.plan(domain, mailHost, ip);
+        // Loaded when it runs: the command list stays light.
+        const { writeBundle } = await import('./live-bundle.js');
+        return writeBundle(plan, opts.output ?? `mailsvc-dns-${plan.domain}.tar.gz`);
+      });
+      output(opts.json, r, () => [`Wrote ${r.path}:`, ...r.files.map((f) => `  ${f}`)].join('\n'));
+    });
+
+  dns
     .command('sync-signing')
     .description('render Rspamd\'s DKIM signing files again from the stored keys, check and reload')
     .option('--json', 'print the outcome as JSON')
