@@ -35,6 +35,6 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => limitCommands(p, runModule((m) => m.limits(), { redis: true })),
   (p) => banCommands(p, runModule((m) => m.bans())),
   (p) => firewallCommands(p, runModule((m) => m.firewall())),
-  (p) => dnsCommands(p, runModule((m) => m.dns())),
+  (p) => dnsCommands(p, runModule((m) => m.dns()), () => progressView()),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

@@ -180,8 +180,8 @@ export class Modules {
 
   dns(): Promise<DnsModule> {
     return this.once('dns', async () => {
-      const [{ createDnsModule }, domains, limits] = await Promise.all([import('../modules/dns/index.js'), this.domains(), this.limits()]);
-      return createDnsModule(this.infra, { domains: domains.service, keyBits: () => limits.service.value('dkim-key-bits') });
+      const [{ createDnsModule }, domains, limits, jobs] = await Promise.all([import('../modules/dns/index.js'), this.domains(), this.limits(), this.jobs()]);
+      return createDnsModule(this.infra, { domains: domains.service, keyBits: () => limits.service.value('dkim-key-bits'), jobs: jobs.runner });
     });
   }
 

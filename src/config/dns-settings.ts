@@ -20,6 +20,10 @@ export type DnsSettings = Readonly<{
   enableSrs: boolean;
   /** MAILSVC_ENABLE_DELIVERABILITY_TIMER: a timer runs the deliverability report. */
   enableDeliverabilityTimer: boolean;
+  /** MAILSVC_DELIVERABILITY_HTTPS_PORT: the port the MTA-STS policy and health endpoint are fetched on (443; tests and staging set another). */
+  deliverabilityHttpsPort: number;
+  /** MAILSVC_DELIVERABILITY_SMTP_PORT: the port the STARTTLS check connects to (25). */
+  deliverabilitySmtpPort: number;
   /** MAILSVC_DKIM_ED25519: new keys come as an RSA and an Ed25519 pair, both signing. */
   dkimEd25519: boolean;
 }>;
@@ -47,6 +51,13 @@ function yesNo(src: Source, key: string): boolean {
   throw new SettingsError(key, `expected yes or no, got "${v}"`);
 }
 
+function port(src: Source, key: string, dflt: number): number {
+  const v = val(src, key);
+  if (v === undefined) return dflt;
+  if (!/^\d{1,5}$/.test(v) || Number(v) < 1 || Number(v) > 65535) throw new SettingsError(key, `expected a port 1-65535, got "${v}"`);
+  return Number(v);
+}
+
 export function loadDnsSettings(src: Source): DnsSettings {
   const cloudflareApiUrl = (val(src, 'MAILSVC_CLOUDFLARE_API_URL') ?? 'https://api.cloudflare.com/client/v4').replace(/\/+$/, '');
   if (!/^https:\/\/[^/\s]+/.test(cloudflareApiUrl)) throw new SettingsError('MAILSVC_CLOUDFLARE_API_URL', 'must be an https:// URL');
@@ -62,5 +73,7 @@ export function loadDnsSettings(src: Source): DnsSettings {
     enableSrs: yesNo(src, 'MAILSVC_ENABLE_SRS'),
     enableDeliverabilityTimer: yesNo(src, 'MAILSVC_ENABLE_DELIVERABILITY_TIMER'),
     dkimEd25519: yesNo(src, 'MAILSVC_DKIM_ED25519'),
+    deliverabilityHttpsPort: port(src, 'MAILSVC_DELIVERABILITY_HTTPS_PORT', 443),
+    deliverabilitySmtpPort: port(src, 'MAILSVC_DELIVERABILITY_SMTP_PORT', 25),
   });
 }

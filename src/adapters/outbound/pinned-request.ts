@@ -31,7 +31,7 @@ export type PostJsonOptions = {
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** A `lookup` for net/tls that answers only with the already-checked addresses. */
-function pinnedLookup(addresses: readonly string[]) {
+export function pinnedLookup(addresses: readonly string[]) {
   const pinned: LookupAddress[] = addresses.map((address) => ({ address, family: isIP(address) }));
   return (_hostname: string, options: LookupOptions | number | undefined, callback: LookupCallback): void => {
     const opts: LookupOptions = typeof options === 'number' ? { family: options } : (options ?? {});
@@ -49,7 +49,7 @@ function pinnedLookup(addresses: readonly string[]) {
   };
 }
 
-async function readCapped(body: AsyncIterable<Buffer | Uint8Array>, cap: number): Promise<string> {
+export async function readCapped(body: AsyncIterable<Buffer | Uint8Array>, cap: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

@@ -5,9 +5,12 @@ import { commandGroup, recordsChanges } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { DkimService } from './dkim.service.js';
 import type { DnsPlanService } from './plan.service.js';
-import type { DkimResult } from './schema.js';
+import type { DkimResult, DeliverabilityReport } from './schema.js';
+import type { DeliverabilityService } from './deliverability.service.js';
+import type { JobRunner, ProgressView } from '../jobs/index.js';
+import { escapeControl } from '../../shared/terminal/output.js';
 
-type Deps = { dkim: DkimService; plan: DnsPlanService };
+type Deps = { dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; jobs: JobRunner | undefined };
 
 /** What to publish after keys were made: shared with `add domain --generate-dkim`. */
 export const describeDkim = (r: DkimResult): string =>
@@ -17,8 +20,18 @@ export const describeDkim = (r: DkimResult): string =>
     `The whole DNS plan: mailsvc dns plan ${r.domain} <mail host>`,
   ].join('\n');
 
+const MARK = { pass: 'PASS', fail: 'FAIL', unknown: ' ?  ' } as const;
+const reportLines = (r: DeliverabilityReport): string =>
+  [
+    `Deliverability of ${r.domain} (mail host ${r.mail_host}${r.public_ip ? `, ${r.public_ip}` : ''})`,
+    ...r.checks.flatMap((c) => [`  ${MARK[c.status]}  ${c.name}: ${c.detail}`, ...(c.fix && c.status !== 'pass' ? [`        fix: ${c.fix}`] : [])]),
+    `${r.counts.pass} passed, ${r.counts.fail} failed, ${r.counts.unknown} could not be determined (${r.dns_queries} DNS queries, ${r.milliseconds} ms).`,
+    ...(r.changes.length ? ['Changed since the previous report:', ...r.changes.map((c) => `  ${c.name}: ${c.from ?? 'new'} -> ${c.to}`)] : []),
+    ...(r.files.length ? [`Saved: ${r.files.join(', ')}`] : []),
+  ].join('\n');
+
 /** `mailsvc dns generate-dkim|keys|plan|sync-signing`. */
-export function dnsCommands(program: Command, run: Run<Deps>): void {
+export function dnsCommands(program: Command, run: Run<Deps>, view: () => ProgressView): void {
   const dns = commandGroup(program, 'dns', 'DKIM keys, the DNS plan, DNS provider sync and deliverability checks');
 
   dns
@@ -85,5 +98,60 @@ export function dnsCommands(program: Command, run: Run<Deps>): void {
       output(opts.json, r, () => `Rspamd: ${r.detail}.`);
     });
 
-  recordsChanges(program, ['dns generate-dkim', 'dns sync-signing']);
+  /** The check as a job in the foreground (progress on stderr), the report on stdout; exit 1 when a check fails. */
+  const deliverability = (save: boolean) => async (domain: string, mailHost: string, opts: { publicIp?: string; json?: boolean }) => {
+    const display = view();
+    const abort = new AbortController();
+    const interrupt = (): void => abort.abort(new Error('interrupted (Ctrl-C)'));
+    process.once('SIGINT', interrupt);
+    try {
+      const job = await run(async (m) => {
+        if (!m.jobs) throw new Error('jobs are not available');
+        const { name } = await m.plan.domain(domain);
+        return m.jobs.runHere('deliverability', { domain: name, mail_host: mailHost, public_ip: opts.publicIp, save }, (u) => display.update(u), abort.signal);
+      });
+      display.end(job);
+      if (job.state === 'failed') {
+        process.stdout.write(opts.json ? `${JSON.stringify(job, null, 2)}\n` : `${escapeControl(job.message)}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const report = job.result as DeliverabilityReport;
+      output(opts.json, report, () => reportLines(report));
+      if (!report.ok) process.exitCode = 1;
+    } finally {
+      process.off('SIGINT', interrupt);
+    }
+  };
+
+  for (const [name, save, what] of [
+    ['check', false, 'the "deliverability check" script: every check of the domain in parallel, each pass, fail or ? (could not determine) with what to fix; exit 1 when one fails'],
+    ['report', true, 'the "deliverability report" script: the check, saved as timestamped JSON and text under <data dir>/deliverability/<domain>/, with what changed since the previous report; exit 1 when one fails'],
+  ] as const) {
+    dns
+      .command(name)
+      .description(what)
+      .argument('<domain>', 'the domain (its name or id)')
+      .argument('<mail-host>', 'the mail host name (MX target)')
+      .option('--public-ip <ip>', 'its public address: adds the PTR check and compares A/AAAA')
+      .option('--json', 'print the report as JSON')
+      .action(deliverability(save));
+  }
+
+  dns
+    .command('report-again')
+    .description('what the deliverability timer runs: each domain\'s latest report again with the same mail host and IP (only when MAILSVC_ENABLE_DELIVERABILITY_TIMER=yes, unless --force)')
+    .option('--force', 'run even when the timer switch is off')
+    .option('--json', 'print the reports as a JSON array')
+    .action(async (opts: { force?: boolean; json?: boolean }) => {
+      const reports = await run(async (m) => (opts.force || m.deliverability.timerEnabled ? m.deliverability.reportAgain() : null));
+      if (reports === null) {
+        output(opts.json, [], () => 'The deliverability timer is off (MAILSVC_ENABLE_DELIVERABILITY_TIMER is not yes): nothing done.');
+        return;
+      }
+      output(opts.json, reports, () => (reports.length ? reports.map(reportLines).join('\n') : 'No saved reports to repeat: run mailsvc dns report <domain> <mail host> once.'));
+      if (reports.some((r) => !r.ok)) process.exitCode = 1;
+    });
+
+  recordsChanges(program, ['dns generate-dkim', 'dns sync-signing', 'dns report', 'dns report-again']);
 }

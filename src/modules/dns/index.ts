@@ -8,10 +8,17 @@ import { DkimRepository } from './dkim.repository.js';
 import { DkimService } from './dkim.service.js';
 import { applySigning } from './dkim-signing.js';
 import { DnsPlanService } from './plan.service.js';
+import { join } from 'node:path';
+import type { JobRunner } from '../jobs/index.js';
+import { DeliverabilityService } from './deliverability.service.js';
+import type { DeliverabilityReport } from './schema.js';
 
 export { dnsCommands } from './commands.js';
 export type { DkimService } from './dkim.service.js';
-export type { DkimResult, DkimKeyView, DnsPlan } from './schema.js';
+export type { DkimResult, DkimKeyView, DnsPlan, DeliverabilityReport } from './schema.js';
+
+/** The input of a `deliverability` job. */
+export type DeliverabilityJobInput = { domain: string; mail_host: string; public_ip?: string | undefined; save?: boolean | undefined };
 
 export type DnsDeps = {
   domains: DomainLookup;
@@ -22,13 +29,17 @@ export type DnsDeps = {
   /** Whether Rspamd runs (default: `systemctl is-active rspamd.service`). */
   rspamdRunning?: () => Promise<boolean>;
   rspamdChecker?: ConfigChecker;
+  /** The job runner: `deliverability` jobs are registered on it. */
+  jobs?: JobRunner;
+  /** Extra trusted CAs for the deliverability HTTPS and STARTTLS checks (tests: their private CA). */
+  ca?: readonly string[];
 };
 
 const systemdActive = (unit: string) => (): Promise<boolean> =>
   new Promise((resolve) => execFile('systemctl', ['is-active', '--quiet', unit], { timeout: 10_000 }, (err) => resolve(err === null)));
 
 /** DKIM keys and Rspamd signing, the DNS plan (docs/dns.md). */
-export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'helper' | 'box'>, deps: DnsDeps) {
+export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'helper' | 'box' | 'outbound'>, deps: DnsDeps) {
   const { settings } = infra;
   const reloader: DaemonReloader = deps.reloader ?? { reload: async (daemon) => void (await infra.helper.run('reload', [daemon])) };
   const dkim = new DkimService({
@@ -47,10 +58,29 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
       }),
   });
   const plan = new DnsPlanService(dkim, deps.domains, settings.dns.srsDomain);
+  const deliverability = new DeliverabilityService({
+    db: infra.db,
+    clock: infra.clock,
+    dns: settings.dns,
+    policy: infra.outbound,
+    domains: deps.domains,
+    dkim,
+    reportDir: join(settings.dataDir, 'deliverability'),
+    ca: deps.ca,
+  });
+  const jobs = deps.jobs;
+  jobs?.register<DeliverabilityJobInput>('deliverability', (input, ctx): Promise<DeliverabilityReport> => {
+    const progress = (f: number, m: string): void => void ctx.progress(f, m);
+    return input.save === false
+      ? deliverability.check(input.domain, input.mail_host, input.public_ip, progress)
+      : deliverability.report(input.domain, input.mail_host, input.public_ip, progress);
+  });
   return {
     dkim,
     plan,
-    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).dnsRoutes(app, { dkim, plan }, kit),
+    deliverability,
+    jobs,
+    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).dnsRoutes(app, { dkim, plan, deliverability, jobs }, kit),
   };
 }
 export type DnsModule = ReturnType<typeof createDnsModule>;

@@ -11,6 +11,11 @@ export class DnsPlanService {
     private readonly srsDomain: string | undefined,
   ) {}
 
+  /** The stored domain (404 when unknown). */
+  domain(idOrName: string): Promise<{ name: string }> {
+    return this.domains.resolve(idOrName);
+  }
+
   async plan(domainName: string, mailHost: string, publicIp?: string): Promise<DnsPlan> {
     const { name } = await this.domains.resolve(domainName);
     return buildPlan({ domain: name, mailHost, publicIp, srsDomain: this.srsDomain, dkim: await this.dkim.liveRows(name) });

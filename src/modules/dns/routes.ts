@@ -5,10 +5,14 @@ import type { RouteKit } from '../route-types.js';
 import { DomainParam } from '../domains/index.js';
 import type { DkimService } from './dkim.service.js';
 import type { DnsPlanService } from './plan.service.js';
-import { DkimBody, DkimResultSchema, DnsPlanSchema, PlanQuery } from './schema.js';
+import { DeliverabilityBody, DeliverabilityReportSchema, DkimBody, DkimResultSchema, DnsPlanSchema, PlanQuery } from './schema.js';
+import { JobStartedSchema } from '../jobs/index.js';
+import type { JobRunner } from '../jobs/index.js';
+import type { DeliverabilityService } from './deliverability.service.js';
+import { AppError } from '../../shared/errors.js';
 
 /** DKIM keys and the DNS plan of a domain. API-key scope `dns`. */
-export function dnsRoutes(app: FastifyInstance, m: { dkim: DkimService; plan: DnsPlanService }, kit: RouteKit): void {
+export function dnsRoutes(app: FastifyInstance, m: { dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; jobs: JobRunner | undefined }, kit: RouteKit): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { hooks, errors } = kit;
   const tags = ['dns'];
@@ -36,5 +40,34 @@ export function dnsRoutes(app: FastifyInstance, m: { dkim: DkimService; plan: Dn
       response: { 200: DnsPlanSchema, ...errors(400, 401, 403, 404, 422) },
     },
     handler: (req) => m.plan.plan(req.params.domain, req.query.mail_host, req.query.public_ip),
+  });
+
+  r.post('/domains/:domain/deliverability', {
+    onRequest: hooks.admin,
+    config,
+    schema: {
+      tags, security, params: DomainParam, body: DeliverabilityBody,
+      summary: 'Start a deliverability check of the domain (a job)',
+      description: 'Runs every check in parallel (MX, A/AAAA, SPF, DMARC, DKIM, PTR when public_ip is given, MTA-STS record and policy, TLS-RPT, the HTTPS health endpoint, SMTP STARTTLS) against the domain\'s authoritative servers; answers 202 {job_id}; GET /admin/jobs/{id} gives the report as its result. Saved as a report unless save is false.',
+      response: { 202: JobStartedSchema, ...errors(400, 401, 403, 404, 422) },
+    },
+    handler: async (req, reply) => {
+      if (!m.jobs) throw new AppError('unavailable', 'jobs are not available in this process');
+      const { name } = await m.plan.domain(req.params.domain);
+      const id = await m.jobs.start('deliverability', { domain: name, mail_host: req.body.mail_host, public_ip: req.body.public_ip, save: req.body.save ?? true });
+      return reply.status(202).send({ job_id: id });
+    },
+  });
+
+  r.get('/domains/:domain/deliverability', {
+    onRequest: hooks.admin,
+    config,
+    schema: {
+      tags, security, params: DomainParam,
+      summary: 'The newest saved deliverability report of the domain',
+      description: 'Each check with pass, fail or unknown (could not determine), what to fix, and what changed since the report before it. 404 until a report was saved.',
+      response: { 200: DeliverabilityReportSchema, ...errors(400, 401, 403, 404) },
+    },
+    handler: (req) => m.deliverability.latest(req.params.domain),
   });
 }

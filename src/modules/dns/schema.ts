@@ -69,3 +69,45 @@ export const PlanQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const CheckResultSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    status: Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('unknown')], { description: 'unknown: could not determine (a timeout is not a failure)' }),
+    detail: Type.String(),
+    fix: Type.Union([Type.String(), Type.Null()], { description: 'what to do about a fail or an unknown' }),
+  },
+  { title: 'DeliverabilityCheck' },
+);
+
+export const ReportChangeSchema = Type.Object({ id: Type.String(), name: Type.String(), from: Type.Union([Type.String(), Type.Null()]), to: Type.String() }, { title: 'DeliverabilityChange' });
+
+export const DeliverabilityReportSchema = Type.Object(
+  {
+    id: Type.String(),
+    domain: Type.String(),
+    mail_host: Type.String(),
+    public_ip: Type.Union([Type.String(), Type.Null()]),
+    checked_at: Type.String({ format: 'date-time' }),
+    ok: Type.Boolean({ description: 'no check failed' }),
+    counts: Type.Object({ pass: Type.Integer(), fail: Type.Integer(), unknown: Type.Integer() }),
+    checks: Type.Array(CheckResultSchema),
+    dns_queries: Type.Integer({ description: 'DNS questions asked (each once)' }),
+    authoritative: Type.Array(Type.String(), { description: 'the servers asked about the domain\'s zone' }),
+    milliseconds: Type.Integer(),
+    changes: Type.Array(ReportChangeSchema, { description: 'checks whose status differs from the previous saved report (saved reports only)' }),
+    files: Type.Array(Type.String(), { description: 'where the saved report was written (saved reports only)' }),
+  },
+  { title: 'DeliverabilityReport' },
+);
+export type DeliverabilityReport = Static<typeof DeliverabilityReportSchema>;
+
+export const DeliverabilityBody = Type.Object(
+  {
+    mail_host: Type.String({ maxLength: 253 }),
+    public_ip: Type.Optional(Type.String({ maxLength: 64 })),
+    save: Type.Optional(Type.Boolean({ description: 'save it as a report (default true)' })),
+  },
+  { additionalProperties: false },
+);
