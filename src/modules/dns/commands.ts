@@ -7,10 +7,12 @@ import type { DkimService } from './dkim.service.js';
 import type { DnsPlanService } from './plan.service.js';
 import type { DkimResult, DeliverabilityReport } from './schema.js';
 import type { DeliverabilityService } from './deliverability.service.js';
+import type { CloudflareSyncService } from './cloudflare-sync.service.js';
+import { yesNo } from '../../shared/terminal/options.js';
 import type { JobRunner, ProgressView } from '../jobs/index.js';
 import { escapeControl } from '../../shared/terminal/output.js';
 
-type Deps = { dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; jobs: JobRunner | undefined };
+type Deps = { dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; cloudflare: CloudflareSyncService; jobs: JobRunner | undefined };
 
 /** What to publish after keys were made: shared with `add domain --generate-dkim`. */
 export const describeDkim = (r: DkimResult): string =>
@@ -19,6 +21,12 @@ export const describeDkim = (r: DkimResult): string =>
     `Rspamd: ${r.signing.detail}.`,
     `The whole DNS plan: mailsvc dns plan ${r.domain} <mail host>`,
   ].join('\n');
+
+const readStdin = async (): Promise<string> => {
+  let text = '';
+  for await (const chunk of process.stdin) text += String(chunk);
+  return text;
+};
 
 const MARK = { pass: 'PASS', fail: 'FAIL', unknown: ' ?  ' } as const;
 const reportLines = (r: DeliverabilityReport): string =>
@@ -153,5 +161,35 @@ export function dnsCommands(program: Command, run: Run<Deps>, view: () => Progre
       if (reports.some((r) => !r.ok)) process.exitCode = 1;
     });
 
-  recordsChanges(program, ['dns generate-dkim', 'dns sync-signing', 'dns report', 'dns report-again']);
+  dns
+    .command('configure-cloudflare')
+    .description('store the Cloudflare zone id and API token of a domain (the token is checked against the zone first, then sealed; never shown again)')
+    .argument('<domain>', 'the domain (its name or id)')
+    .requiredOption('--zone-id <id>', 'the zone id (Cloudflare dashboard, the zone\'s Overview page)')
+    .requiredOption('--api-token <token>', 'a zone-limited API token with DNS edit permission; "-" reads it from standard input (keeps it out of the process list)')
+    .option('--enable-sync [yes|no]', 'sync automatically after key changes and rotations', yesNo)
+    .option('--json', 'print the stored settings as JSON (without the token)')
+    .action(async (domain: string, opts: { zoneId: string; apiToken: string; enableSync?: boolean; json?: boolean }) => {
+      const token = opts.apiToken === '-' ? (await readStdin()).trim() : opts.apiToken;
+      const v = await run((m) => m.cloudflare.configure(domain, { zoneId: opts.zoneId, token, enabled: opts.enableSync ?? false }));
+      output(opts.json, v, () => `Cloudflare sync of ${v.domain}: zone ${v.zone_id}, token stored, automatic sync ${v.enabled ? 'on' : 'off'}. Sync now with: mailsvc dns sync-dkim ${v.domain} --dry-run`);
+    });
+
+  dns
+    .command('sync-dkim')
+    .description('make the domain\'s Cloudflare zone hold exactly its DKIM records (only records tagged mailsvc:dkim are changed); reads them back after writing')
+    .argument('<domain>', 'the domain (its name or id)')
+    .option('--dry-run', 'show what would change, change nothing')
+    .option('--json', 'print the result as JSON')
+    .action(async (domain: string, opts: { dryRun?: boolean; json?: boolean }) => {
+      const r = await run((m) => m.cloudflare.syncDkim(domain, { dryRun: opts.dryRun === true }));
+      output(opts.json, r, () =>
+        [
+          ...r.changes.map((c) => `${c.action.padEnd(6)} ${c.name} TXT${c.action === 'update' ? `\n         - ${c.previous}\n         + ${c.content}` : c.action === 'create' ? `\n         + ${c.content}` : c.action === 'skip' ? ` (${c.reason})` : ''}`),
+          r.dry_run ? 'Dry run: nothing changed.' : r.changed ? `${r.changed} record(s) changed; read back and verified.` : 'Nothing to change.',
+        ].join('\n'),
+      );
+    });
+
+  recordsChanges(program, ['dns generate-dkim', 'dns sync-signing', 'dns report', 'dns report-again', 'dns configure-cloudflare', 'dns sync-dkim']);
 }

@@ -11,6 +11,7 @@ import { DnsPlanService } from './plan.service.js';
 import { join } from 'node:path';
 import type { JobRunner } from '../jobs/index.js';
 import { DeliverabilityService } from './deliverability.service.js';
+import { CloudflareSyncService } from './cloudflare-sync.service.js';
 import type { DeliverabilityReport } from './schema.js';
 
 export { dnsCommands } from './commands.js';
@@ -68,6 +69,16 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     reportDir: join(settings.dataDir, 'deliverability'),
     ca: deps.ca,
   });
+  const cloudflare = new CloudflareSyncService({
+    db: infra.db,
+    box: infra.box,
+    clock: infra.clock,
+    domains: deps.domains,
+    dkim,
+    apiUrl: settings.dns.cloudflareApiUrl,
+    policy: infra.outbound,
+    ca: deps.ca,
+  });
   const jobs = deps.jobs;
   jobs?.register<DeliverabilityJobInput>('deliverability', (input, ctx): Promise<DeliverabilityReport> => {
     const progress = (f: number, m: string): void => void ctx.progress(f, m);
@@ -79,8 +90,14 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     dkim,
     plan,
     deliverability,
+    cloudflare,
     jobs,
-    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).dnsRoutes(app, { dkim, plan, deliverability, jobs }, kit),
+    routes: async (app: FastifyInstance, kit: RouteKit) => {
+      const { dnsRoutes } = await import('./routes.js');
+      const { dnsSyncRoutes } = await import('./sync-routes.js');
+      dnsRoutes(app, { dkim, plan, deliverability, jobs }, kit);
+      dnsSyncRoutes(app, cloudflare, kit);
+    },
   };
 }
 export type DnsModule = ReturnType<typeof createDnsModule>;

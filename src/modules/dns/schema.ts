@@ -111,3 +111,52 @@ export const DeliverabilityBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const DnsSyncSchema = Type.Object(
+  {
+    domain: Type.String(),
+    provider: Type.Literal('cloudflare'),
+    zone_id: Type.String(),
+    api_token_set: Type.Boolean({ description: 'a token is stored (it is never returned)' }),
+    enabled: Type.Boolean(),
+    updated_at: Type.String({ format: 'date-time' }),
+    last_sync_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { title: 'DnsSync' },
+);
+export type DnsSyncView = Static<typeof DnsSyncSchema>;
+
+export const DnsSyncBody = Type.Object(
+  {
+    zone_id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9]+$' }),
+    api_token: Type.String({ minLength: 1, maxLength: 512, description: 'a zone-limited token with DNS edit permission; stored sealed, never returned' }),
+    enabled: Type.Optional(Type.Boolean({ description: 'sync automatically (after key changes and rotations)' })),
+  },
+  { additionalProperties: false },
+);
+
+export const SyncChangeSchema = Type.Object(
+  {
+    action: Type.Union([Type.Literal('create'), Type.Literal('update'), Type.Literal('delete'), Type.Literal('keep'), Type.Literal('skip')]),
+    name: Type.String(),
+    type: Type.String(),
+    content: Type.String({ description: 'the value to write (for delete: the value removed)' }),
+    previous: Type.Union([Type.String(), Type.Null()]),
+    reason: Type.String(),
+  },
+  { title: 'DnsSyncChange' },
+);
+
+export const SyncResultSchema = Type.Object(
+  {
+    domain: Type.String(),
+    zone_id: Type.String(),
+    dry_run: Type.Boolean(),
+    changes: Type.Array(SyncChangeSchema),
+    changed: Type.Integer({ description: 'records created, updated or deleted (0 on a dry run)' }),
+    verified: Type.Boolean({ description: 'after writing, the records read back equal what was written' }),
+  },
+  { title: 'DnsSyncResult' },
+);
+export type SyncResult = Static<typeof SyncResultSchema>;
+export const SyncRunBody = Type.Object({ dry_run: Type.Optional(Type.Boolean({ description: 'show the diff, change nothing' })) }, { additionalProperties: false });
