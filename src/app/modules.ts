@@ -181,7 +181,13 @@ export class Modules {
   dns(): Promise<DnsModule> {
     return this.once('dns', async () => {
       const [{ createDnsModule }, domains, limits, jobs] = await Promise.all([import('../modules/dns/index.js'), this.domains(), this.limits(), this.jobs()]);
-      return createDnsModule(this.infra, { domains: domains.service, keyBits: () => limits.service.value('dkim-key-bits'), jobs: jobs.runner });
+      return createDnsModule(this.infra, {
+        domains: domains.service,
+        keyBits: () => limits.service.value('dkim-key-bits'),
+        rotationDays: () => limits.service.value('dkim-rotation-days'),
+        graceDays: () => limits.service.value('dkim-rotation-grace-days'),
+        jobs: jobs.runner,
+      });
     });
   }
 

@@ -60,6 +60,14 @@ export class CloudflareSyncService {
     return { domain: name, provider: 'cloudflare', zone_id: row.zone_id, api_token_set: row.api_token !== '', enabled: row.enabled === 1, updated_at: new Date(row.updated_at).toISOString(), last_sync_at: iso(row.last_sync_at) };
   }
 
+  /** Syncs when automatic sync is on for the domain; false when it is not set up or off. */
+  async syncIfEnabled(domain: string): Promise<boolean> {
+    const row = await this.d.db.selectFrom('dns_sync').select('enabled').where('domain', '=', domain).executeTakeFirst();
+    if (row?.enabled !== 1) return false;
+    await this.syncDkim(domain);
+    return true;
+  }
+
   /** Checks the token against the zone (and that the zone holds the domain) before anything is stored. */
   async configure(domainName: string, input: { zoneId: string; token: string; enabled: boolean }): Promise<DnsSyncView> {
     const { name } = await this.d.domains.resolve(domainName);

@@ -8,11 +8,13 @@ import type { DnsPlanService } from './plan.service.js';
 import type { DkimResult, DeliverabilityReport } from './schema.js';
 import type { DeliverabilityService } from './deliverability.service.js';
 import type { CloudflareSyncService } from './cloudflare-sync.service.js';
+import type { RotationService, RotationStatus } from './rotation.service.js';
+import { CliError } from '../../shared/terminal/output.js';
 import { yesNo } from '../../shared/terminal/options.js';
 import type { JobRunner, ProgressView } from '../jobs/index.js';
 import { escapeControl } from '../../shared/terminal/output.js';
 
-type Deps = { dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; cloudflare: CloudflareSyncService; jobs: JobRunner | undefined };
+type Deps = { rotation: RotationService; dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; cloudflare: CloudflareSyncService; jobs: JobRunner | undefined };
 
 /** What to publish after keys were made: shared with `add domain --generate-dkim`. */
 export const describeDkim = (r: DkimResult): string =>
@@ -191,5 +193,22 @@ export function dnsCommands(program: Command, run: Run<Deps>, view: () => Progre
       );
     });
 
-  recordsChanges(program, ['dns generate-dkim', 'dns sync-signing', 'dns report', 'dns report-again', 'dns configure-cloudflare', 'dns sync-dkim']);
+  const describeRotation = (r: RotationStatus): string =>
+    r.step === 'done'
+      ? `DKIM rotation of ${r.domain} is done: selector ${r.new_selector} signs; ${r.old_selectors.join(', ')} removed.`
+      : `DKIM rotation of ${r.domain} (new selector ${r.new_selector}) is at step ${r.step}${r.waiting ? `, waiting for ${r.waiting}` : ''}${r.wait_until ? ` (until ${r.wait_until})` : ''}. Run the same command again to continue.`;
+
+  dns
+    .command('rotate-dkim')
+    .description('rotate the DKIM keys of a domain, or continue its rotation: new key, published, visible on every authoritative server, its TTL passed, then signing switches; the old record stays for dkim-rotation-grace-days')
+    .argument('[domain]', 'the domain (its name or id)')
+    .option('--due', 'every rotation in progress, and every domain whose key is older than dkim-rotation-days (what the timer runs)')
+    .option('--json', 'print the rotation state as JSON')
+    .action(async (domain: string | undefined, opts: { due?: boolean; json?: boolean }) => {
+      if (!domain && !opts.due) throw new CliError('name a domain, or use --due', 2);
+      const states = await run(async (m) => (opts.due ? m.rotation.advanceDue() : [await m.rotation.rotate(domain ?? '')]));
+      output(opts.json, opts.due ? states : states[0], () => (states.length ? states.map(describeRotation).join('\n') : 'No rotation due.'));
+    });
+
+  recordsChanges(program, ['dns rotate-dkim', 'dns generate-dkim', 'dns sync-signing', 'dns report', 'dns report-again', 'dns configure-cloudflare', 'dns sync-dkim']);
 }

@@ -45,9 +45,15 @@ export class DkimService {
   constructor(private readonly d: DkimDeps) {}
 
   /** Makes new keys (RSA, and Ed25519 when asked) in state `state`; the rows as stored. */
-  async makeKeys(domain: string, state: DkimState, ed25519?: boolean): Promise<DkimKeyRow[]> {
+  /** The selector the next keys of a domain get. */
+  async nextSelector(domain: string): Promise<string> {
+    return nextSelector(this.d.clock.now(), await this.d.repo.selectors(domain));
+  }
+
+  /** Makes new keys (RSA, and Ed25519 when asked) in state `state` under `selector` (default: the next one); the rows as stored. */
+  async makeKeys(domain: string, state: DkimState, ed25519?: boolean, given?: string): Promise<DkimKeyRow[]> {
     const now = this.d.clock.now();
-    const selector = nextSelector(now, await this.d.repo.selectors(domain));
+    const selector = given ?? (await this.nextSelector(domain));
     const wanted: { algorithm: DkimAlgorithm; selector: string }[] = [{ algorithm: 'rsa', selector }];
     if (ed25519 ?? this.d.ed25519ByDefault) wanted.push({ algorithm: 'ed25519', selector: `${selector}e` });
     const rows: DkimKeyRow[] = [];
@@ -87,6 +93,11 @@ export class DkimService {
   async keys(domainName: string): Promise<DkimKeyView[]> {
     const { name } = await this.d.domains.resolve(domainName);
     return (await this.d.repo.listLive(name)).map(presentKey);
+  }
+
+  /** Moves keys of a domain to another state (the rotation). */
+  setState(domain: string, selectors: readonly string[], state: DkimState): Promise<void> {
+    return this.d.repo.setState(domain, selectors, state, this.d.clock.now());
   }
 
   /** The published keys of a domain (pending, active, retiring), as stored: for the plan and the checks. */

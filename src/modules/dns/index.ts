@@ -7,15 +7,19 @@ import type { RouteKit } from '../route-types.js';
 import { DkimRepository } from './dkim.repository.js';
 import { DkimService } from './dkim.service.js';
 import { applySigning } from './dkim-signing.js';
+import type { SigningKey, SigningOutcome } from './dkim-signing.js';
 import { DnsPlanService } from './plan.service.js';
 import { join } from 'node:path';
 import type { JobRunner } from '../jobs/index.js';
 import { DeliverabilityService } from './deliverability.service.js';
 import { CloudflareSyncService } from './cloudflare-sync.service.js';
+import { RotationService } from './rotation.service.js';
+import { PLAN_TTL } from './dns-plan.js';
 import type { DeliverabilityReport } from './schema.js';
 
 export { dnsCommands } from './commands.js';
 export type { DkimService } from './dkim.service.js';
+export type { RotationService, RotationStatus } from './rotation.service.js';
 export type { DkimResult, DkimKeyView, DnsPlan, DeliverabilityReport } from './schema.js';
 
 /** The input of a `deliverability` job. */
@@ -30,6 +34,13 @@ export type DnsDeps = {
   /** Whether Rspamd runs (default: `systemctl is-active rspamd.service`). */
   rspamdRunning?: () => Promise<boolean>;
   rspamdChecker?: ConfigChecker;
+  /** Replaces the Rspamd render (tests that watch which keys sign when). */
+  applySigning?: (keys: readonly SigningKey[]) => Promise<SigningOutcome>;
+  /** The limits dkim-rotation-days and dkim-rotation-grace-days, read per call (default: the built-in 180 and 7). */
+  rotationDays?: () => number;
+  graceDays?: () => number;
+  /** The TTL waited after the new record is visible (default: the plan's 3600 s). */
+  rotationTtlSeconds?: number;
   /** The job runner: `deliverability` jobs are registered on it. */
   jobs?: JobRunner;
   /** Extra trusted CAs for the deliverability HTTPS and STARTTLS checks (tests: their private CA). */
@@ -50,13 +61,13 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     clock: infra.clock,
     keyBits: deps.keyBits,
     ed25519ByDefault: settings.dns.dkimEd25519,
-    applySigning: (keys) =>
+    applySigning: deps.applySigning ?? ((keys) =>
       applySigning(keys, {
         rspamdLocalDir: settings.helper.rspamdLocalDir,
         reloader,
         running: deps.rspamdRunning ?? systemdActive('rspamd.service'),
         ...(deps.rspamdChecker ? { checker: deps.rspamdChecker } : {}),
-      }),
+      })),
   });
   const plan = new DnsPlanService(dkim, deps.domains, settings.dns.srsDomain);
   const deliverability = new DeliverabilityService({
@@ -79,6 +90,19 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     policy: infra.outbound,
     ca: deps.ca,
   });
+  const rotation = new RotationService({
+    db: infra.db,
+    clock: infra.clock,
+    dkim,
+    domains: deps.domains,
+    resolvers: settings.dns.resolvers,
+    authoritative: settings.dns.authoritative,
+    ttlSeconds: deps.rotationTtlSeconds ?? PLAN_TTL,
+    rotationDays: deps.rotationDays ?? (() => 180),
+    graceDays: deps.graceDays ?? (() => 7),
+    publish: (domain) => cloudflare.syncIfEnabled(domain),
+    ed25519: settings.dns.dkimEd25519,
+  });
   const jobs = deps.jobs;
   jobs?.register<DeliverabilityJobInput>('deliverability', (input, ctx): Promise<DeliverabilityReport> => {
     const progress = (f: number, m: string): void => void ctx.progress(f, m);
@@ -91,11 +115,12 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     plan,
     deliverability,
     cloudflare,
+    rotation,
     jobs,
     routes: async (app: FastifyInstance, kit: RouteKit) => {
       const { dnsRoutes } = await import('./routes.js');
       const { dnsSyncRoutes } = await import('./sync-routes.js');
-      dnsRoutes(app, { dkim, plan, deliverability, jobs }, kit);
+      dnsRoutes(app, { dkim, plan, deliverability, jobs, rotation }, kit);
       dnsSyncRoutes(app, cloudflare, kit);
     },
   };

@@ -9,10 +9,11 @@ import { DeliverabilityBody, DeliverabilityReportSchema, DkimBody, DkimResultSch
 import { JobStartedSchema } from '../jobs/index.js';
 import type { JobRunner } from '../jobs/index.js';
 import type { DeliverabilityService } from './deliverability.service.js';
+import type { RotationService } from './rotation.service.js';
 import { AppError } from '../../shared/errors.js';
 
 /** DKIM keys and the DNS plan of a domain. API-key scope `dns`. */
-export function dnsRoutes(app: FastifyInstance, m: { dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; jobs: JobRunner | undefined }, kit: RouteKit): void {
+export function dnsRoutes(app: FastifyInstance, m: { dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; jobs: JobRunner | undefined; rotation: RotationService }, kit: RouteKit): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { hooks, errors } = kit;
   const tags = ['dns'];
@@ -23,11 +24,16 @@ export function dnsRoutes(app: FastifyInstance, m: { dkim: DkimService; plan: Dn
     config: { ...config, bodyOptional: true },
     schema: {
       tags, security, params: DomainParam, body: DkimBody,
-      summary: 'Make the first DKIM keys of a domain and sign its mail with them',
-      description: 'Makes an RSA key (size: the limit dkim-key-bits) with a dated selector, and an Ed25519 key beside it when asked; the private keys are sealed and never returned. Rspamd is rendered, checked and reloaded so the domain is signed at once; publish record_value at record_name. A domain that already has keys is 409 (rotate them).',
-      response: { 201: DkimResultSchema, ...errors(400, 401, 403, 404, 409, 422) },
+      summary: 'Make the first DKIM keys of a domain, or rotate them',
+      description: 'No key yet: makes an RSA key (size: the limit dkim-key-bits) with a dated selector, and an Ed25519 key beside it when asked; the private keys are sealed and never returned; Rspamd is rendered, checked and reloaded so the domain is signed at once (201). Keys already: starts or advances the rotation (200, with rotation): the new key signs only once every authoritative server answers its record and the TTL has passed.',
+      response: { 200: DkimResultSchema, 201: DkimResultSchema, ...errors(400, 401, 403, 404, 409, 422, 502) },
     },
-    handler: async (req, reply) => reply.status(201).send(await m.dkim.generate(req.params.domain, req.body ?? {})),
+    handler: async (req, reply) => {
+      const keys = await m.dkim.keys(req.params.domain);
+      if (keys.length === 0) return reply.status(201).send(await m.dkim.generate(req.params.domain, req.body ?? {}));
+      const rotation = await m.rotation.rotate(req.params.domain);
+      return reply.status(200).send({ domain: rotation.domain, keys: await m.dkim.keys(rotation.domain), signing: { status: 'unchanged', detail: 'see rotation', reloaded: false }, rotation });
+    },
   });
 
   r.get('/domains/:domain/dns-plan', {

@@ -25,8 +25,20 @@ export const SigningOutcomeSchema = Type.Object(
   { title: 'DkimSigningOutcome' },
 );
 
+export const RotationStatusSchema = Type.Object(
+  {
+    domain: Type.String(),
+    step: Type.String({ description: 'generate, publish, await-visible, await-ttl, switch, grace, remove, done' }),
+    new_selector: Type.String(),
+    old_selectors: Type.Array(Type.String()),
+    waiting: Type.Union([Type.String(), Type.Null()], { description: 'what the rotation waits for now' }),
+    wait_until: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { title: 'DkimRotation' },
+);
+
 export const DkimResultSchema = Type.Object(
-  { domain: Type.String(), keys: Type.Array(DkimKeySchema), signing: SigningOutcomeSchema },
+  { domain: Type.String(), keys: Type.Array(DkimKeySchema), signing: SigningOutcomeSchema, rotation: Type.Optional(RotationStatusSchema) },
   { title: 'DkimResult' },
 );
 export type DkimResult = Static<typeof DkimResultSchema>;

@@ -23,7 +23,7 @@ export type CheckRunOptions = {
 export type CheckRun = { checks: CheckResult[]; dnsQueries: number; authoritative: string[]; milliseconds: number };
 
 /** A client's answers, each question asked once per run however many checks need it. */
-function once(client: DnsClient): Ask {
+export function once(client: DnsClient): Ask {
   const cache = new Map<string, Promise<DnsAnswer<unknown>>>();
   return (<T extends RecordType>(name: string, type: T): Promise<DnsAnswer<RecordOf<T>>> => {
     const key = `${type} ${bare(name)}`;
@@ -37,7 +37,7 @@ function once(client: DnsClient): Ask {
 }
 
 /** The domain's authoritative servers: its NS names' addresses, port 53. */
-async function findAuthoritative(domain: string, any: Ask): Promise<DnsServer[]> {
+export async function findAuthoritative(domain: string, any: Ask): Promise<DnsServer[]> {
   const ns = await any(domain, 'NS');
   if (ns.kind !== 'records') return [];
   const addrs = await Promise.all(ns.records.map(async (n) => [await any(n, 'A'), await any(n, 'AAAA')]));
