@@ -186,6 +186,7 @@ export class Modules {
         keyBits: () => limits.service.value('dkim-key-bits'),
         rotationDays: () => limits.service.value('dkim-rotation-days'),
         graceDays: () => limits.service.value('dkim-rotation-grace-days'),
+        activeDomains: () => domains.service.activeNames(),
         jobs: jobs.runner,
       });
     });

@@ -24,6 +24,10 @@ export type DnsSettings = Readonly<{
   deliverabilityHttpsPort: number;
   /** MAILSVC_DELIVERABILITY_SMTP_PORT: the port the STARTTLS check connects to (25). */
   deliverabilitySmtpPort: number;
+  /** MAILSVC_POSTSRSD_DEFAULTS: postsrsd's settings file, where SRS_EXCLUDE_DOMAINS is kept (Debian: /etc/default/postsrsd). */
+  postsrsdDefaults: string;
+  /** MAILSVC_POSTSRSD_FORWARD: postsrsd's forward lookup table, host:port (the live check after a sync). */
+  postsrsdForward: DnsServer;
   /** MAILSVC_DKIM_ED25519: new keys come as an RSA and an Ed25519 pair, both signing. */
   dkimEd25519: boolean;
 }>;
@@ -73,6 +77,8 @@ export function loadDnsSettings(src: Source): DnsSettings {
     enableSrs: yesNo(src, 'MAILSVC_ENABLE_SRS'),
     enableDeliverabilityTimer: yesNo(src, 'MAILSVC_ENABLE_DELIVERABILITY_TIMER'),
     dkimEd25519: yesNo(src, 'MAILSVC_DKIM_ED25519'),
+    postsrsdDefaults: val(src, 'MAILSVC_POSTSRSD_DEFAULTS') ?? '/etc/default/postsrsd',
+    postsrsdForward: parseServers('MAILSVC_POSTSRSD_FORWARD', val(src, 'MAILSVC_POSTSRSD_FORWARD') ?? '127.0.0.1:10001')[0] ?? { host: '127.0.0.1', port: 10001 },
     deliverabilityHttpsPort: port(src, 'MAILSVC_DELIVERABILITY_HTTPS_PORT', 443),
     deliverabilitySmtpPort: port(src, 'MAILSVC_DELIVERABILITY_SMTP_PORT', 25),
   });

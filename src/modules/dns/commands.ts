@@ -9,12 +9,13 @@ import type { DkimResult, DeliverabilityReport } from './schema.js';
 import type { DeliverabilityService } from './deliverability.service.js';
 import type { CloudflareSyncService } from './cloudflare-sync.service.js';
 import type { RotationService, RotationStatus } from './rotation.service.js';
+import type { SrsService } from './srs.service.js';
 import { CliError } from '../../shared/terminal/output.js';
 import { yesNo } from '../../shared/terminal/options.js';
 import type { JobRunner, ProgressView } from '../jobs/index.js';
 import { escapeControl } from '../../shared/terminal/output.js';
 
-type Deps = { rotation: RotationService; dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; cloudflare: CloudflareSyncService; jobs: JobRunner | undefined };
+type Deps = { srsEnabled: boolean; srs: SrsService; rotation: RotationService; dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; cloudflare: CloudflareSyncService; jobs: JobRunner | undefined };
 
 /** What to publish after keys were made: shared with `add domain --generate-dkim`. */
 export const describeDkim = (r: DkimResult): string =>
@@ -210,5 +211,18 @@ export function dnsCommands(program: Command, run: Run<Deps>, view: () => Progre
       output(opts.json, opts.due ? states : states[0], () => (states.length ? states.map(describeRotation).join('\n') : 'No rotation due.'));
     });
 
-  recordsChanges(program, ['dns rotate-dkim', 'dns generate-dkim', 'dns sync-signing', 'dns report', 'dns report-again', 'dns configure-cloudflare', 'dns sync-dkim']);
+  dns
+    .command('sync-srs')
+    .description('the "sync SRS domains" script: postsrsd\'s excluded domains = the active domains (rewritten only when the list changed, postsrsd restarted, checked live)')
+    .option('--if-enabled', 'do nothing unless MAILSVC_ENABLE_SRS=yes (what the timer runs)')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { ifEnabled?: boolean; json?: boolean }) => {
+      const r = await run(async (m) => (opts.ifEnabled && !m.srsEnabled ? null : m.srs.sync()));
+      if (r === null) return output(opts.json, { skipped: true }, () => 'SRS sync is off (MAILSVC_ENABLE_SRS is not yes): nothing done.');
+      output(opts.json, r, () =>
+        [`postsrsd excludes: ${r.excluded.join(', ') || '(none)'}`, r.changed ? `Written; postsrsd ${r.restarted ? 'restarted' : 'not restarted'}.` : 'Already aligned: nothing written.', `Live check: local ${r.verified.local ?? '-'}; foreign rewritten to ${r.verified.foreign ?? '-'}`].join('\n'),
+      );
+    });
+
+  recordsChanges(program, ['dns sync-srs', 'dns rotate-dkim', 'dns generate-dkim', 'dns sync-signing', 'dns report', 'dns report-again', 'dns configure-cloudflare', 'dns sync-dkim']);
 }

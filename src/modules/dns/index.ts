@@ -14,6 +14,7 @@ import type { JobRunner } from '../jobs/index.js';
 import { DeliverabilityService } from './deliverability.service.js';
 import { CloudflareSyncService } from './cloudflare-sync.service.js';
 import { RotationService } from './rotation.service.js';
+import { SrsService } from './srs.service.js';
 import { PLAN_TTL } from './dns-plan.js';
 import type { DeliverabilityReport } from './schema.js';
 
@@ -41,6 +42,10 @@ export type DnsDeps = {
   graceDays?: () => number;
   /** The TTL waited after the new record is visible (default: the plan's 3600 s). */
   rotationTtlSeconds?: number;
+  /** The active domains (for postsrsd's excluded domains). */
+  activeDomains?: () => Promise<string[]>;
+  /** Restarts postsrsd (default: the helper's restart-postsrsd). */
+  postsrsdRestarter?: DaemonReloader;
   /** The job runner: `deliverability` jobs are registered on it. */
   jobs?: JobRunner;
   /** Extra trusted CAs for the deliverability HTTPS and STARTTLS checks (tests: their private CA). */
@@ -103,6 +108,12 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     publish: (domain) => cloudflare.syncIfEnabled(domain),
     ed25519: settings.dns.dkimEd25519,
   });
+  const srs = new SrsService({
+    activeDomains: deps.activeDomains ?? (async () => []),
+    defaultsFile: settings.dns.postsrsdDefaults,
+    forward: settings.dns.postsrsdForward,
+    restarter: deps.postsrsdRestarter ?? { reload: async () => void (await infra.helper.run('restart-postsrsd', [])) },
+  });
   const jobs = deps.jobs;
   jobs?.register<DeliverabilityJobInput>('deliverability', (input, ctx): Promise<DeliverabilityReport> => {
     const progress = (f: number, m: string): void => void ctx.progress(f, m);
@@ -116,6 +127,8 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     deliverability,
     cloudflare,
     rotation,
+    srs,
+    srsEnabled: settings.dns.enableSrs,
     jobs,
     routes: async (app: FastifyInstance, kit: RouteKit) => {
       const { dnsRoutes } = await import('./routes.js');

@@ -54,6 +54,11 @@ export class DomainService {
     }
   }
 
+  /** The names of every active domain (postsrsd's excluded domains). */
+  async activeNames(): Promise<string[]> {
+    return this.repo.activeNames();
+  }
+
   async list(page: Page): Promise<Paged<DomainView>> {
     const { rows, total } = await this.repo.list(page);
     return { items: rows.map(presentDomain), total, ...page };
