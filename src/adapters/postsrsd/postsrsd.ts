@@ -28,7 +28,9 @@ export function tcpTableGet(host: string, port: number, key: string, timeoutMs =
       const line = buf.slice(0, nl);
       resolve({ code: Number(line.slice(0, 3)), text: decodeURIComponent(line.slice(4)) });
     });
-    socket.write(`get ${key.replace(/[%\s\u0000-\u001f]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}\n`);
+    // Postfix's tcp_table encoding: %, white space and control characters as %XX.
+    const encoded = [...key].map((c) => (c === '%' || c.charCodeAt(0) <= 0x20 || c.charCodeAt(0) === 0x7f ? `%${c.charCodeAt(0).toString(16).padStart(2, '0')}` : c)).join('');
+    socket.write(`get ${encoded}\n`);
   });
 }
 
