@@ -60,7 +60,8 @@ export function probeStarttls(address: string, port: number, hostName: string, o
           if (!last) continue;
           if (code !== '220') return finish({ ok: false, stage, detail: `STARTTLS: ${line}` });
           plain.removeAllListeners('data');
-          const secure = tlsConnect({ socket: plain, servername: hostName, rejectUnauthorized: false, ca: [...rootCertificates, ...(opts.ca ?? [])] });
+          // Extra CAs add to the system's roots; without them Node's default store (NODE_EXTRA_CA_CERTS included) is used.
+          const secure = tlsConnect({ socket: plain, servername: hostName, rejectUnauthorized: false, ...(opts.ca ? { ca: [...rootCertificates, ...opts.ca] } : {}) });
           socket = secure;
           secure.on('error', (err) => finish({ ok: false, stage: 'tls', detail: err.message }));
           secure.once('secureConnect', () => {

@@ -27,7 +27,7 @@ export const cfTxt = (value: string): string => splitTxt(value).map((s) => `"${s
 
 export type CloudflareSyncDeps = {
   db: Db;
-  box: SecretBox;
+  box: () => SecretBox;
   clock: Clock;
   domains: Pick<DomainLookup, 'resolve'>;
   dkim: Pick<DkimService, 'liveRows'>;
@@ -81,7 +81,7 @@ export class CloudflareSyncService {
     const zoneName = zone.name.toLowerCase();
     if (name !== zoneName && !name.endsWith(`.${zoneName}`)) throw new AppError('bad_request', `Zone ${input.zoneId} is ${zoneName}, which does not hold ${name}`);
     const now = this.d.clock.now();
-    const sealed = this.d.box.seal(input.token, sealContext('dns_sync', name, 'api_token'));
+    const sealed = this.d.box().seal(input.token, sealContext('dns_sync', name, 'api_token'));
     const values = { provider: 'cloudflare', zone_id: input.zoneId, api_token: sealed, enabled: input.enabled ? 1 : 0, updated_at: now };
     await this.d.db.transaction().execute(async (tx) => {
       const n = await tx.updateTable('dns_sync').set(values).where('domain', '=', name).executeTakeFirst();
@@ -100,7 +100,7 @@ export class CloudflareSyncService {
     const { name } = await this.d.domains.resolve(domainName);
     const row = await this.d.db.selectFrom('dns_sync').selectAll().where('domain', '=', name).executeTakeFirst();
     if (!row) throw new AppError('bad_request', `No DNS sync set up for ${name}: mailsvc dns configure-cloudflare ${name} --zone-id <id> --api-token <token>`);
-    const cf = this.client(this.d.box.open(row.api_token, sealContext('dns_sync', name, 'api_token')));
+    const cf = this.client(this.d.box().open(row.api_token, sealContext('dns_sync', name, 'api_token')));
     const wanted = (await this.d.dkim.liveRows(name)).map(presentKey).map((k) => ({ name: k.record_name, value: k.record_value }));
     try {
       const existing = (await cf.listRecords(row.zone_id, { type: 'TXT' })).filter((r) => r.name === name || r.name.endsWith(`._domainkey.${name}`));

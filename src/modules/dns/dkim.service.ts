@@ -25,7 +25,8 @@ export const presentKey = (r: DkimKeyRow): DkimKeyView => ({
 export type DkimDeps = {
   repo: DkimRepository;
   domains: Pick<DomainLookup, 'resolve'>;
-  box: SecretBox;
+  /** Opened on first use: commands that never touch a private key need no key file. */
+  box: () => SecretBox;
   clock: Clock;
   /** The limit dkim-key-bits, read per call. */
   keyBits: () => number;
@@ -67,7 +68,7 @@ export class DkimService {
         algorithm: w.algorithm,
         bits: key.bits,
         public_key: key.publicKey,
-        private_key: this.d.box.seal(key.privateKey, sealContext('dkim_keys', id, 'private_key')),
+        private_key: this.d.box().seal(key.privateKey, sealContext('dkim_keys', id, 'private_key')),
         state,
         created_at: now,
         activated_at: state === 'active' ? now : null,
@@ -108,7 +109,7 @@ export class DkimService {
   /** Rspamd signs with exactly the active keys of every domain. */
   async syncSigning(): Promise<SigningOutcome> {
     const rows = await this.d.repo.listActive();
-    const keys = rows.map((r) => ({ domain: r.domain, selector: r.selector, privateKey: this.d.box.open(r.private_key, sealContext('dkim_keys', r.id, 'private_key')) }));
+    const keys = rows.map((r) => ({ domain: r.domain, selector: r.selector, privateKey: this.d.box().open(r.private_key, sealContext('dkim_keys', r.id, 'private_key')) }));
     return this.d.applySigning(keys);
   }
 }

@@ -62,7 +62,7 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
   const dkim = new DkimService({
     repo: new DkimRepository(infra.db),
     domains: deps.domains,
-    box: infra.box,
+    box: () => infra.box,
     clock: infra.clock,
     keyBits: deps.keyBits,
     ed25519ByDefault: settings.dns.dkimEd25519,
@@ -87,7 +87,7 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
   });
   const cloudflare = new CloudflareSyncService({
     db: infra.db,
-    box: infra.box,
+    box: () => infra.box,
     clock: infra.clock,
     domains: deps.domains,
     dkim,
