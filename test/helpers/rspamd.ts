@@ -47,9 +47,9 @@ export async function startRspamd(dir: string, prepared: Awaited<ReturnType<type
       await new Promise((r) => child.once('exit', r));
     }
   };
-  // Ready when the normal worker answers /ping (loading the TLD list takes a few seconds).
+  // Ready when the normal worker answers /ping (loading the TLD list takes a few seconds, a minute or more on a loaded machine).
   for (let i = 0; ; i++) {
-    if (child.exitCode !== null || i > 600) {
+    if (child.exitCode !== null || i > 1800) {
       await stop();
       throw new Error(`rspamd did not start:\n${logs().slice(-3000)}`);
     }

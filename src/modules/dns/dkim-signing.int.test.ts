@@ -51,7 +51,7 @@ describe.skipIf(why !== null)('DKIM keys sign mail through Postfix + Rspamd, ver
     }
     rspamd = await startRspamd(dir, prepared);
     postfix = await startMilterPostfix(`127.0.0.1:${prepared.ports.milter}`);
-  }, 180_000);
+  }, 300_000);
 
   afterAll(async () => {
     await postfix?.stop();
