@@ -1,7 +1,7 @@
 import { requestPinned } from '../../../adapters/outbound/pinned-fetch.js';
 import type { OutboundPolicy, Resolver } from '../../../adapters/outbound/address-policy.js';
 import { probeStarttls } from '../../../adapters/smtp/starttls-probe.js';
-import { fail, pass, unknown } from './types.js';
+import { DnsUnanswered, fail, pass, unknown } from './types.js';
 import type { CheckInput, CheckResult } from './types.js';
 
 export type RemoteDeps = {
@@ -29,7 +29,7 @@ export async function checkMtaStsPolicy(i: CheckInput, d: RemoteDeps): Promise<C
     r = await requestPinned(url, { method: 'GET', timeoutMs: d.timeoutMs, policy: d.policy, resolve: d.resolve, ca: d.ca });
   } catch (err) {
     const text = message(err);
-    if (/timeout|ETIMEDOUT|ECONNRESET/i.test(text)) return unknown(id, name, `${url}: ${text}`);
+    if (err instanceof DnsUnanswered || /timeout|ETIMEDOUT|ECONNRESET/i.test(text)) return unknown(id, name, `${url}: ${text}`);
     return fail(id, name, `${url}: ${text}`, TLS_ERRORS.test(text) ? `Give mta-sts.${i.domain} a valid certificate. ${fix}` : fix);
   }
   if (r.status !== 200) return fail(id, name, `${url} answered ${r.status}`, fix);
@@ -59,7 +59,7 @@ export async function checkHealth(i: CheckInput, d: RemoteDeps): Promise<CheckRe
     return fail(id, name, `${url} answered ${r.status}`, 'Check that mailsvc runs and nginx proxies /health to it');
   } catch (err) {
     const text = message(err);
-    if (/timeout|ETIMEDOUT/i.test(text)) return unknown(id, name, `${url}: ${text}`);
+    if (err instanceof DnsUnanswered || /timeout|ETIMEDOUT/i.test(text)) return unknown(id, name, `${url}: ${text}`);
     return fail(id, name, `${url}: ${text}`, TLS_ERRORS.test(text) ? `Give ${i.mailHost} a valid certificate in nginx` : 'Check that nginx listens on 443 and proxies /health to mailsvc');
   }
 }

@@ -5,7 +5,7 @@ import type { DkimKeyRow } from '../dkim.repository.js';
 import { checkAddress, checkDkim, checkDmarc, checkMtaStsTxt, checkMx, checkPtr, checkSpf, checkTlsRpt } from './dns-checks.js';
 import { checkHealth, checkMtaStsPolicy, checkStarttls } from './remote-checks.js';
 import type { Ask, CheckInput, CheckResult } from './types.js';
-import { bare } from './types.js';
+import { DnsUnanswered, bare } from './types.js';
 
 export type CheckRunOptions = {
   resolvers: readonly DnsServer[];
@@ -63,7 +63,7 @@ export async function runChecks(target: { domain: string; mailHost: string; publ
   const resolve = async (host: string): Promise<string[]> => {
     const ask = inZone(bare(host)) ? zone : any;
     const [a, aaaa] = await Promise.all([ask(host, 'A'), ask(host, 'AAAA')]);
-    if (a.kind === 'error' && aaaa.kind === 'error') throw new Error(a.detail);
+    if (a.kind === 'error' && aaaa.kind === 'error') throw new DnsUnanswered(a.detail);
     return [...(a.kind === 'records' ? a.records : []), ...(aaaa.kind === 'records' ? aaaa.records : [])];
   };
   const remote = { policy: o.policy, resolve, httpsPort: o.httpsPort, smtpPort: o.smtpPort, timeoutMs: Math.max(timeoutMs, 5000), ca: o.ca, now: o.now };

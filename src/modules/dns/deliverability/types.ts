@@ -26,3 +26,11 @@ export const unknown = (id: string, name: string, detail: string, fix = 'Run the
 /** The strings of each TXT record joined (RFC 7208 §3.3 / RFC 6376: one value per record). */
 export const txtValues = (records: readonly string[][]): string[] => records.map((r) => r.join(''));
 export const bare = (name: string): string => name.toLowerCase().replace(/\.$/, '');
+
+/** The DNS servers gave no answer (timeout, refused): what depends on the name cannot be determined. */
+export class DnsUnanswered extends Error {
+  constructor(detail: string) {
+    super(`no DNS answer: ${detail}`);
+    this.name = 'DnsUnanswered';
+  }
+}
