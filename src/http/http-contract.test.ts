@@ -42,6 +42,8 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'GET /admin/limits', 'PATCH /admin/limits', 'POST /admin/limits/apply',
         'GET /admin/bans', 'POST /admin/bans', 'DELETE /admin/bans/{ip}',
         'GET /admin/firewall', 'PUT /admin/firewall', 'POST /admin/firewall/confirm',
+        'POST /domains/{domain}/dkim', 'GET /domains/{domain}/dns-plan', 'GET /domains/{domain}/dns-sync', 'PUT /domains/{domain}/dns-sync',
+        'POST /domains/{domain}/dns-sync/run', 'POST /domains/{domain}/deliverability', 'GET /domains/{domain}/deliverability',
       ].sort(),
     );
     // The new routes carry their schemas: the key's body, the answer shown once, the scopes as an enum.
