@@ -18,6 +18,7 @@ import { settingsCommands } from '../modules/settings/commands.js';
 import { installCommands } from '../modules/install/commands.js';
 import { statsCommands } from '../modules/stats/commands.js';
 import { reportCommands } from '../modules/report/commands.js';
+import { dnsCommands } from '../modules/dns/commands.js';
 import { runModule, runModuleIfMigrated } from './cli-runner.js';
 
 /**
@@ -44,5 +45,6 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => statsCommands(p, runModule((m) => m.stats())),
   // The report shows a database or Redis that is away or unmigrated: it checks neither first.
   (p) => reportCommands(p, runModule((m) => m.report(), { schema: false })),
+  (p) => dnsCommands(p, runModule((m) => m.dns()), () => progressView()),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

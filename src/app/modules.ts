@@ -14,6 +14,7 @@ import type { LimitsModule } from '../modules/limits/index.js';
 import { WINDOWS, sendRateLimitKey } from '../shared/send-rate.js';
 import type { Limits } from '../shared/send-rate.js';
 import type { DomainsModule } from '../modules/domains/index.js';
+import type { DnsModule } from '../modules/dns/index.js';
 import type { HealthModule } from '../modules/health/index.js';
 import type { MailAuthModule } from '../modules/mail-auth/index.js';
 import type { MfaModule } from '../modules/mfa/index.js';
@@ -95,7 +96,10 @@ export class Modules {
     });
   }
   domains(): Promise<DomainsModule> {
-    return this.once('domains', async () => (await import('../modules/domains/index.js')).createDomainsModule(this.infra));
+    return this.once('domains', async () =>
+      // The dns module is built on the domains: reached when keys are asked for, not now.
+      (await import('../modules/domains/index.js')).createDomainsModule(this.infra, { keys: { generate: async (d) => (await this.dns()).dkim.generate(d) } }),
+    );
   }
   routing(): Promise<RoutingModule> {
     return this.once('routing', async () => (await import('../modules/routing/index.js')).createRoutingModule(this.infra));
@@ -201,6 +205,20 @@ export class Modules {
     });
   }
 
+  dns(): Promise<DnsModule> {
+    return this.once('dns', async () => {
+      const [{ createDnsModule }, domains, limits, jobs] = await Promise.all([import('../modules/dns/index.js'), this.domains(), this.limits(), this.jobs()]);
+      return createDnsModule(this.infra, {
+        domains: domains.service,
+        keyBits: () => limits.service.value('dkim-key-bits'),
+        rotationDays: () => limits.service.value('dkim-rotation-days'),
+        graceDays: () => limits.service.value('dkim-rotation-grace-days'),
+        activeDomains: () => domains.service.activeNames(),
+        jobs: jobs.runner,
+      });
+    });
+  }
+
   /**
    * The settings module as the service builds it: an update job may be queued
    * here but never runs in this process (it restarts it): a queued one found
@@ -275,6 +293,7 @@ export class Modules {
       this.apiKeys(), this.audit(), this.jobs(), this.queue(), this.limits(), this.bans(), this.firewall(),
       this.settings(),
       this.stats(),
+      this.dns(),
     ]);
   }
 

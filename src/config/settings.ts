@@ -16,6 +16,8 @@ import { loadUpdateSettings } from './update-settings.js';
 import type { UpdateSettings } from './update-settings.js';
 import { loadStatsSettings } from './stats-settings.js';
 import type { StatsSettings } from './stats-settings.js';
+import { loadDnsSettings } from './dns-settings.js';
+import type { DnsSettings } from './dns-settings.js';
 
 export { SettingsError };
 
@@ -70,6 +72,8 @@ export type Settings = Readonly<{
   helper: HelperSettings;
   /** The fail2ban jails `limits apply` renders. */
   jails: JailSettings;
+  /** DNS, DKIM, Cloudflare, SRS and deliverability settings (docs/dns.md). */
+  dns: DnsSettings;
   /** Each limit key's default: its MAILSVC_<KEY> setting, else the built-in value (a stored value wins at run time). */
   limitDefaults: LimitValues;
   /** Update channels, feeds, the installation root (docs/updates.md). */
@@ -213,6 +217,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     mail: loadMailSettings(src, dataDir),
     helper,
     jails: helper.jails,
+    dns: loadDnsSettings(src),
     limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
     updates: loadUpdateSettings(src, layout.root, (k, d) => bool(src, k, d), (k, d, lo, hi) => int(src, k, d, lo, hi)),
     stats: loadStatsSettings(src),

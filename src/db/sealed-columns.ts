@@ -8,6 +8,8 @@ export const SEALED_COLUMNS = [
   { table: 'sms_providers', key: 'code', column: 'client_secret' },
   { table: 'sms_providers', key: 'code', column: 'api_key' },
   { table: 'service_keys', key: 'name', column: 'value' },
+  { table: 'dkim_keys', key: 'id', column: 'private_key' },
+  { table: 'dns_sync', key: 'domain', column: 'api_token' },
 ] as const;
 
 export function sealContext(table: string, key: string | number, column: string): string {

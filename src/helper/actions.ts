@@ -237,6 +237,14 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
     },
   ],
   [
+    'restart-postsrsd',
+    {
+      summary: 'restart postsrsd so it reads its excluded domains again (systemctl restart postsrsd.service; it reads its settings only at start)',
+      params: [],
+      command: () => ({ file: 'systemctl', args: ['restart', 'postsrsd.service'], timeoutMs: 30_000 }),
+    },
+  ],
+  [
     'nft-list-ruleset',
     { summary: 'the whole nftables ruleset as JSON (nft -j list ruleset), read only', params: [], command: () => ({ file: 'nft', args: ['-j', 'list', 'ruleset'], timeoutMs: 30_000 }) },
   ],

@@ -44,6 +44,8 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'GET /admin/firewall', 'PUT /admin/firewall', 'POST /admin/firewall/confirm',
         'GET /metrics', 'GET /stats/summary', 'GET /stats/mailboxes', 'GET /stats/timeline',
         'GET /admin/settings', 'PATCH /admin/settings', 'POST /admin/settings/check-update', 'POST /admin/settings/apply-update',
+        'POST /domains/{domain}/dkim', 'GET /domains/{domain}/dns-plan', 'GET /domains/{domain}/dns-sync', 'PUT /domains/{domain}/dns-sync',
+        'POST /domains/{domain}/dns-sync/run', 'POST /domains/{domain}/deliverability', 'GET /domains/{domain}/deliverability',
       ].sort(),
     );
     // The new routes carry their schemas: the key's body, the answer shown once, the scopes as an enum.

@@ -49,7 +49,7 @@ export function pinnedLookup(addresses: readonly string[]) {
   };
 }
 
-async function readCapped(body: AsyncIterable<Buffer | Uint8Array>, cap: number): Promise<string> {
+export async function readCapped(body: AsyncIterable<Buffer | Uint8Array>, cap: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

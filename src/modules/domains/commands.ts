@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Page } from '../../shared/paging.js';
-import { CliError, output } from '../../shared/terminal/output.js';
+import { output } from '../../shared/terminal/output.js';
 import { day, pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
 import { recordsChanges } from '../command-types.js';
 import type { Run } from '../command-types.js';
@@ -24,12 +24,17 @@ export function domainCommands(program: Command, run: Run<{ service: DomainServi
     .command('domain')
     .description('add a domain this server receives mail for')
     .argument('<name>', 'the domain name, e.g. example.org (IDNs in punycode, xn--…)')
-    .option('--generate-dkim', 'also make a DKIM key for it (not available yet)')
+    .option('--generate-dkim', 'also make its DKIM keys and sign its mail with them (prints the records to publish)')
     .option('--json', 'print the result as JSON')
     .action(async (name: string, opts: { generateDkim?: boolean; json?: boolean }) => {
-      if (opts.generateDkim) throw new CliError('DKIM key generation is not available yet; add the domain without --generate-dkim', 2);
-      const domain = await run((m) => m.service.create(name));
-      output(opts.json, domain, () => `Domain ${domain.name} added (id ${domain.id}). Add accounts with: mailsvc accounts add user@${domain.name}`);
+      const domain = await run((m) => (opts.generateDkim ? m.service.createWithDkim(name) : m.service.create(name)));
+      output(opts.json, domain, () =>
+        [
+          `Domain ${domain.name} added (id ${domain.id}). Add accounts with: mailsvc accounts add user@${domain.name}`,
+          ...(domain.dkim?.keys ?? []).map((k) => `DKIM selector ${k.selector}: publish\n  ${k.record_name}. IN TXT "${k.record_value}"`),
+          ...(domain.dkim ? [`The whole DNS plan: mailsvc dns plan ${domain.name} <mail host>`] : []),
+        ].join('\n'),
+      );
     });
 
   const domains = program.command('domains').description('the domains this server receives mail for');

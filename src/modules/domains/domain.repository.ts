@@ -36,6 +36,10 @@ export class DomainRepository {
     return { rows: rows.map((r) => ({ ...r, accounts: Number(r.accounts ?? 0), aliases: Number(r.aliases ?? 0) })), total: Number(total.n) };
   }
 
+  async activeNames(): Promise<string[]> {
+    return (await this.db.selectFrom('domains').select('name').where('active', '=', 1).orderBy('name').execute()).map((r) => r.name);
+  }
+
   async setActive(id: number, active: boolean, now: number): Promise<void> {
     await this.db.updateTable('domains').set({ active: active ? 1 : 0, updated_at: now }).where('id', '=', id).execute();
   }

@@ -8,6 +8,13 @@ import type { DomainRepository, DomainRow } from './domain.repository.js';
 export type { DomainView } from './schema.js';
 import type { DomainView } from './schema.js';
 
+/**
+ * Makes the first DKIM keys of a new domain (`add domain --generate-dkim`,
+ * `POST /domains {generate_dkim}`): given by the composition root from the dns
+ * module, which owns the keys (the domains module never reads them).
+ */
+export type DomainKeyMaker = { generate(domain: string): Promise<{ keys: { selector: string; record_name: string; record_value: string }[] }> };
+
 const iso = (ms: number): string => new Date(ms).toISOString();
 export const presentDomain = (r: DomainRow & { accounts?: number; aliases?: number }): DomainView => ({
   id: r.id,
@@ -19,7 +26,23 @@ export const presentDomain = (r: DomainRow & { accounts?: number; aliases?: numb
 });
 
 export class DomainService {
-  constructor(private readonly repo: DomainRepository, private readonly clock: Clock) {}
+  constructor(private readonly repo: DomainRepository, private readonly clock: Clock, private readonly keys?: DomainKeyMaker) {}
+
+  /**
+   * A new domain with its DKIM keys: when the keys cannot be made (Rspamd
+   * refuses the configuration), the domain is removed again, so a retry starts clean.
+   */
+  async createWithDkim(name: string): Promise<DomainView> {
+    if (!this.keys) throw new AppError('bad_request', 'DKIM keys cannot be made here: the dns module is not available');
+    const domain = await this.create(name);
+    try {
+      const { keys } = await this.keys.generate(domain.name);
+      return { ...domain, dkim: { keys: keys.map((k) => ({ selector: k.selector, record_name: k.record_name, record_value: k.record_value })) } };
+    } catch (err) {
+      await this.repo.deleteIfEmpty(domain.id);
+      throw err;
+    }
+  }
 
   async create(name: string): Promise<DomainView> {
     const normalized = normalizeDomain(name);
@@ -29,6 +52,11 @@ export class DomainService {
       if (isUniqueViolation(err)) throw new AppError('conflict', `Domain ${normalized} already exists`);
       throw err;
     }
+  }
+
+  /** The names of every active domain (postsrsd's excluded domains). */
+  async activeNames(): Promise<string[]> {
+    return this.repo.activeNames();
   }
 
   async list(page: Page): Promise<Paged<DomainView>> {

@@ -8,12 +8,15 @@ export { domainCommands } from './commands.js';
 export type { DomainView } from './schema.js';
 export type { DomainService } from './domain.service.js';
 export type { DomainRow } from './domain.repository.js';
+export { DomainParam } from './schema.js';
+export type { DomainKeyMaker } from './domain.service.js';
+import type { DomainKeyMaker } from './domain.service.js';
 
 /** What other modules may ask of the domains: find one, or insist that it exists. */
 export type DomainLookup = Pick<DomainService, 'resolve' | 'requireExisting'>;
 
-export function createDomainsModule(infra: Pick<Infra, 'db' | 'clock'>) {
-  const service = new DomainService(new DomainRepository(infra.db), infra.clock);
+export function createDomainsModule(infra: Pick<Infra, 'db' | 'clock'>, deps: { keys?: DomainKeyMaker } = {}) {
+  const service = new DomainService(new DomainRepository(infra.db), infra.clock, deps.keys);
   return {
     service,
     routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).domainRoutes(app, service, kit.hooks, kit.errors),

@@ -14,8 +14,8 @@ export function domainRoutes(app: FastifyInstance, domains: DomainService, hooks
   r.post('/domains', {
     onRequest: hooks.admin,
     config: { scope: 'accounts' },
-    schema: { tags, security, description: 'Adds a mail domain (lowercase ASCII, IDNs in punycode). A domain that already exists is 409.', summary: 'Add a mail domain', body: DomainCreateBody, response: { 201: DomainSchema, ...errors(400, 401, 403, 409, 422) } },
-    handler: async (req, reply) => reply.status(201).send(await domains.create(req.body.name)),
+    schema: { tags, security, description: 'Adds a mail domain (lowercase ASCII, IDNs in punycode). A domain that already exists is 409. With generate_dkim its DKIM keys are made and Rspamd signs its mail at once; the answer holds the records to publish (a failure removes the domain again).', summary: 'Add a mail domain', body: DomainCreateBody, response: { 201: DomainSchema, ...errors(400, 401, 403, 409, 422) } },
+    handler: async (req, reply) => reply.status(201).send(req.body.generate_dkim ? await domains.createWithDkim(req.body.name) : await domains.create(req.body.name)),
   });
   r.get('/domains', {
     onRequest: hooks.admin,

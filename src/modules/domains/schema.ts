@@ -10,11 +10,20 @@ export const DomainSchema = Type.Object(
     aliases: Type.Optional(Type.Integer()),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
+    dkim: Type.Optional(
+      Type.Object(
+        { keys: Type.Array(Type.Object({ selector: Type.String(), record_name: Type.String(), record_value: Type.String() })) },
+        { description: 'the DKIM keys made with generate_dkim: publish each record_value at its record_name' },
+      ),
+    ),
   },
   { title: 'Domain' },
 );
 export type DomainView = Static<typeof DomainSchema>;
 
 export const DomainParam = Type.Object({ domain: Type.String({ maxLength: 253, description: 'id or name' }) });
-export const DomainCreateBody = Type.Object({ name: Type.String({ maxLength: 253 }) }, { additionalProperties: false });
+export const DomainCreateBody = Type.Object(
+  { name: Type.String({ maxLength: 253 }), generate_dkim: Type.Optional(Type.Boolean({ description: 'also make its DKIM keys and sign its mail with them' })) },
+  { additionalProperties: false },
+);
 export const DomainPatchBody = Type.Object({ active: Type.Boolean() }, { additionalProperties: false });

@@ -45,7 +45,8 @@ describe('mailsvc install --root', () => {
     expect(report.left.join('\n')).toMatch(/nginx/);
     expect(readdirSync(units).sort()).toEqual([
       'mailsvc-backup-verify.service', 'mailsvc-backup-verify.timer', 'mailsvc-backup.service', 'mailsvc-backup.timer',
-      'mailsvc-helper.service', 'mailsvc-helper.socket', 'mailsvc-stats-collect.service', 'mailsvc-stats-collect.timer',
+      'mailsvc-dkim-rotate.service', 'mailsvc-dkim-rotate.timer',
+      'mailsvc-helper.service', 'mailsvc-helper.socket', 'mailsvc-stats.service', 'mailsvc-stats.timer',
       'mailsvc-update@.service', 'mailsvc.service',
     ]);
     expect(calendarsOf(readFileSync(join(units, 'mailsvc-backup.timer'), 'utf8'))).toEqual(['*-*-* 01:15:00', 'Sat *-*-* 12:00:00']);
@@ -62,7 +63,7 @@ describe('mailsvc install --root', () => {
     expect(r.stdout).toMatch(/kept the settings file/);
     expect(readFileSync(join(root, 'etc/mailsvc/mailsvc.conf'), 'utf8')).toBe('# edited by the administrator\n');
     expect(calendarsOf(readFileSync(join(units, 'mailsvc-backup.timer'), 'utf8'))).toEqual(['daily']);
-    for (const t of ['mailsvc-srs-sync', 'mailsvc-deliverability', 'mailsvc-auto-update']) {
+    for (const t of ['mailsvc-srs-sync', 'mailsvc-dns-report', 'mailsvc-auto-update']) {
       expect(existsSync(join(units, `${t}.timer`))).toBe(true);
       expect(existsSync(join(units, `${t}.service`))).toBe(true);
     }

@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, expectOk, expectOneErrorLine, json, runCli } from '../../../test/helpers/cli.js';
+
+/**
+ * The dns commands as an administrator runs them (the bundled CLI, its own
+ * process): add domain --generate-dkim, the plan as JSON, exit codes of the
+ * check (a DNS server that never answers is "could not determine": exit 0; a
+ * failed check: exit 1) and one-line errors.
+ */
+describe('mailsvc dns (CLI)', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    buildCli();
+    dir = mkdtempSync(join(tmpdir(), 'mailsvc-dns-cli-'));
+    env = {
+      MAILSVC_DATA_DIR: dir,
+      MAILSVC_SECRET_KEY: randomBytes(32).toString('base64'),
+      MAILSVC_HELPER: 'direct',
+      MAILSVC_RSPAMD_LOCAL_DIR: join(dir, 'no-rspamd/local.d'),
+      // Port 9 (discard): nothing answers DNS there.
+      MAILSVC_DNS_RESOLVER: '127.0.0.1:9',
+      MAILSVC_DNS_AUTHORITATIVE: '127.0.0.1:9',
+    };
+    expectOk(await runCli(['db', 'migrate'], { env }));
+  }, 60_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('add domain --generate-dkim prints the record to publish, and the plan has it split in the zone lines', async () => {
+    const add = await runCli(['add', 'domain', 'example.test', '--generate-dkim', '--json'], { env });
+    expectOk(add);
+    const key = (json(add) as { dkim: { keys: { record_name: string; record_value: string }[] } }).dkim.keys[0]!;
+    expect(key.record_value).toMatch(/^v=DKIM1; k=rsa; p=/);
+    const human = await runCli(['dns', 'plan', 'example.test', 'mail.example.test'], { env });
+    expectOk(human);
+    expect(human.stdout).toContain(`${key.record_name}. 3600 IN TXT "`);
+    const plan = json(await runCli(['dns', 'plan', 'example.test', 'mail.example.test', '--json'], { env })) as { records: { name: string; value: string }[] };
+    expect(plan.records.find((r) => r.name === key.record_name)?.value).toBe(key.record_value);
+  }, 60_000);
+
+  it('a check whose DNS never answers is "could not determine", exit 0; a failed check exits 1', async () => {
+    const unsure = await runCli(['dns', 'check', 'example.test', 'mail.example.test', '--json'], { env, timeoutMs: 60_000 });
+    expect(unsure.code, unsure.stderr).toBe(0);
+    const r = json(unsure) as { counts: { fail: number; unknown: number } };
+    expect(r.counts.fail).toBe(0);
+    expect(r.counts.unknown).toBeGreaterThan(5);
+    expectOk(await runCli(['add', 'domain', 'nokey.test'], { env }));
+    const failed = await runCli(['dns', 'check', 'nokey.test', 'mail.nokey.test'], { env, timeoutMs: 60_000 });
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/FAIL {2}DKIM: nokey\.test has no DKIM key/);
+  }, 120_000);
+
+  it('errors are one line with the right exit code', async () => {
+    expect(expectOneErrorLine(await runCli(['dns', 'rotate-dkim'], { env }))).toMatch(/name a domain, or use --due/);
+    const unset = await runCli(['dns', 'sync-dkim', 'example.test'], { env });
+    expect(unset.code).toBe(2);
+    expect(expectOneErrorLine(unset)).toMatch(/configure-cloudflare/);
+    expect((await runCli(['dns', 'plan', 'missing.test', 'mail.missing.test'], { env })).code).toBe(4);
+    expect((await runCli(['add', 'domain', 'example.test', '--generate-dkim'], { env })).code).toBe(3);
+  }, 60_000);
+});

@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadSettings } from '../../src/config/settings.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { createInfra } from '../../src/infra/infra.js';
+import type { Infra } from '../../src/infra/infra.js';
+import { createDomainsModule } from '../../src/modules/domains/index.js';
+import type { DomainsModule } from '../../src/modules/domains/index.js';
+import { createDnsModule } from '../../src/modules/dns/index.js';
+import type { DnsDeps, DnsModule } from '../../src/modules/dns/index.js';
+import type { Clock } from '../../src/shared/clock.js';
+
+/** The domains and dns modules over a migrated database (SQLite in a temp dir unless a URL is given). */
+export type DnsTestModules = { infra: Infra; domains: DomainsModule; dns: DnsModule; close(): Promise<void> };
+
+export async function openDnsModules(
+  env: Record<string, string>,
+  deps: Partial<Omit<DnsDeps, 'domains'>> = {},
+  opts: { clock?: Clock; databaseUrl?: string } = {},
+): Promise<DnsTestModules> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailsvc-dns-'));
+  const settings = loadSettings(
+    {
+      MAILSVC_DATA_DIR: dataDir,
+      MAILSVC_CONFIG_FILE: join(dataDir, 'none.conf'),
+      MAILSVC_SECRET_KEY: randomBytes(32).toString('base64'),
+      MAILSVC_HELPER: 'direct',
+      MAILSVC_LOG_LEVEL: 'silent',
+      ...(opts.databaseUrl ? { MAILSVC_DATABASE_URL: opts.databaseUrl } : {}),
+      ...env,
+    },
+    dataDir,
+  );
+  const infra = createInfra(settings, { createKeyFile: true, ...(opts.clock ? { clock: opts.clock } : {}) });
+  await migrateToLatest(infra.db);
+  const later: { dns?: DnsModule } = {};
+  const domains = createDomainsModule(infra, { keys: { generate: (d) => (later.dns as DnsModule).dkim.generate(d) } });
+  const dns = (later.dns = createDnsModule(infra, { domains: domains.service, keyBits: () => 2048, ...deps }));
+  return { infra, domains, dns, close: () => infra.close() };
+}
