@@ -22,6 +22,7 @@ import type { HttpModule } from '../modules/route-types.js';
 import type { QueueModule } from '../modules/queue/index.js';
 import type { SendLimitsModule } from '../modules/send-limits/index.js';
 import type { SendFn, SmsModule } from '../modules/sms/index.js';
+import type { PanelModule } from '../modules/panel/index.js';
 
 export type ModuleOptions = { sendSms?: SendFn | undefined; kicker?: MailSessionKicker | undefined };
 
@@ -174,6 +175,14 @@ export class Modules {
     return this.once('firewall', async () => (await import('../modules/firewall/index.js')).createFirewallModule(this.infra));
   }
 
+  /** The web panel (only served with MAILSVC_ENABLE_WEB_PANEL=yes). */
+  panel(): Promise<PanelModule> {
+    return this.once('panel', async () => {
+      const [{ createPanelModule }, auth] = await Promise.all([import('../modules/panel/index.js'), this.auth()]);
+      return createPanelModule(this.infra, { auth: auth.auth });
+    });
+  }
+
   /** What `admin mfa reset` needs. */
   async admin(): Promise<AdminDeps> {
     const [mfa, auth] = await Promise.all([this.mfa(), this.auth()]);
@@ -195,6 +204,7 @@ export class Modules {
     return Promise.all([
       this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
       this.apiKeys(), this.audit(), this.jobs(), this.queue(), this.limits(), this.bans(), this.firewall(),
+      ...(this.infra.settings.enableWebPanel ? [this.panel()] : []),
     ]);
   }
 

@@ -175,4 +175,15 @@ export type Database = {
   admin_fingerprint: { id: number; fingerprint: string; updated_at: number };
   bans: BanTable;
   firewall_settings: FirewallSettingsTable;
+  panel_sessions: PanelSessionTable;
+};
+
+/** A web-panel session: the cookie's id is kept only as its SHA-256; times in ms. */
+export type PanelSessionTable = {
+  id_hash: string;
+  token_sealed: string;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+  fresh_until: number;
 };
