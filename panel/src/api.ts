@@ -48,7 +48,10 @@ async function answer<T>(res: Response): Promise<T> {
   if (res.ok) return data as T;
   const d = (data ?? {}) as { detail?: string; errors?: FieldError[] };
   const retry = res.headers.get('retry-after');
-  throw new ApiError(res.status, d.detail ?? `HTTP ${res.status}`, d.errors ?? [], res.headers.get('x-mailsvc-reauth') === 'required', retry ? Number(retry) : null);
+  let detail = d.detail ?? `HTTP ${res.status}`;
+  // The lockout: say when to try again.
+  if (res.status === 429 && retry) detail = `${detail}: try again in ${Math.max(1, Math.ceil(Number(retry) / 60))} minute(s)`;
+  throw new ApiError(res.status, detail, d.errors ?? [], res.headers.get('x-mailsvc-reauth') === 'required', retry ? Number(retry) : null);
 }
 
 /** A call to the panel's own session endpoints. */

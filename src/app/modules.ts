@@ -179,7 +179,8 @@ export class Modules {
   panel(): Promise<PanelModule> {
     return this.once('panel', async () => {
       const [{ createPanelModule }, auth] = await Promise.all([import('../modules/panel/index.js'), this.auth()]);
-      return createPanelModule(this.infra, { auth: auth.auth });
+      const mfa = await this.mfa();
+      return createPanelModule(this.infra, { auth: auth.auth, tokens: auth.tokens, enrolled: async () => (await mfa.service.enrolledMethods()).length > 0 });
     });
   }
 

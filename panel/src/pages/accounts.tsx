@@ -47,7 +47,7 @@ export function Accounts() {
       <ErrorNote error={row.error} />
       {list.data && (
         <>
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Table (scrolls sideways on small screens)">
             <table>
               <thead><tr><th>Address</th><th>Name</th><th>Quota</th><th>Active</th><th>Created</th><th>Actions</th></tr></thead>
               <tbody>
@@ -112,7 +112,7 @@ export function AppPasswords() {
           </form>
           {created && <ShownOnce label={`App password "${created.name}"`} value={created.password} />}
           <ErrorNote error={row.error} />
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Table (scrolls sideways on small screens)">
             <table>
               <caption class="muted">App passwords of {shown}</caption>
               <thead><tr><th>Name</th><th>Created</th><th>Expires</th><th>Last used</th><th>Actions</th></tr></thead>

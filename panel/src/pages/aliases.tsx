@@ -41,7 +41,7 @@ export function Aliases() {
       <ErrorNote error={row.error} />
       {list.data && (
         <>
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Table (scrolls sideways on small screens)">
             <table>
               <thead><tr><th>Source</th><th>Destinations</th><th>Active</th><th>Actions</th></tr></thead>
               <tbody>

@@ -20,7 +20,7 @@ export function Audit() {
       <ErrorNote error={list.error} fields={['action', 'target']} />
       {list.data && (
         <>
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Table (scrolls sideways on small screens)">
             <table>
               <thead><tr><th>When</th><th>Who</th><th>From</th><th>Action</th><th>Target</th><th>Result</th><th>Summary</th></tr></thead>
               <tbody>

@@ -34,7 +34,7 @@ export function Bans() {
       <ErrorNote error={list.error ?? row.error} />
       {list.data && (
         <>
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Table (scrolls sideways on small screens)">
             <table>
               <thead><tr><th>Address</th><th>Jails</th><th>Reason</th><th>Banned</th><th>Expires</th><th>Actions</th></tr></thead>
               <tbody>

@@ -31,7 +31,7 @@ export function Domains() {
       <ErrorNote error={list.error ?? row.error} />
       {list.data && (
         <>
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Table (scrolls sideways on small screens)">
             <table>
               <thead><tr><th>Name</th><th>Active</th><th>Accounts</th><th>Aliases</th><th>Created</th><th>Actions</th></tr></thead>
               <tbody>

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ApiError, api } from '../api';
 import { ErrorNote, Page, useAction, useLoad, when } from '../ui';
 
@@ -11,15 +11,17 @@ const rowError = (err: ApiError | null, i: number, field: keyof Rule): string | 
 
 export function Firewall() {
   const current = useLoad(() => api<Firewall>('GET', '/admin/firewall'), []);
-  const [enabled, setEnabled] = useState<'yes' | 'no'>('no');
-  const [rules, setRules] = useState<Rule[]>([]);
+  // The editor opens on the stored rules, never on an empty table that would replace them.
+  if (!current.data) return <Page title="Firewall">{current.error ? <ErrorNote error={current.error} /> : <p role="status">Loading…</p>}</Page>;
+  return <Editor key={JSON.stringify(current.data)} data={current.data} reload={current.reload} />;
+}
+
+function Editor({ data, reload }: { data: Firewall; reload: () => void }) {
+  const current = { data, reload };
+  const [enabled, setEnabled] = useState<'yes' | 'no'>(data['firewall-enabled']);
+  const [rules, setRules] = useState<Rule[]>(data['firewall-rules-json']);
   const [lockout, setLockout] = useState<string | null>(null);
   const save = useAction();
-  useEffect(() => {
-    if (!current.data) return;
-    setEnabled(current.data['firewall-enabled']);
-    setRules(current.data['firewall-rules-json']);
-  }, [current.data]);
 
   const edit = (i: number, field: keyof Rule, value: string) => setRules(rules.map((r, j) => (j === i ? { ...r, [field]: value } : r)));
   const apply = (force: boolean) =>
@@ -47,7 +49,6 @@ export function Firewall() {
 
   return (
     <Page title="Firewall">
-      <ErrorNote error={current.error} />
       {current.data?.confirm_by && (
         <p class="warn" role="status">
           A forced change reverts at {when(current.data.confirm_by)} unless you keep it.{' '}
@@ -61,7 +62,7 @@ export function Firewall() {
           <option value="no">no</option>
         </select>
       </div>
-      <div class="table-wrap">
+      <div class="table-wrap" tabIndex={0} role="region" aria-label="Table (scrolls sideways on small screens)">
         <table>
           <caption class="muted">Allowed incoming traffic</caption>
           <thead><tr><th>Port</th><th>Protocol</th><th>Source</th><th>Enabled</th><th>Actions</th></tr></thead>

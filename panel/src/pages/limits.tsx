@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorNote, Page, useAction, useLoad } from '../ui';
 import { LIMITS, LimitValueError, parseLimitValue } from '../../../src/shared/limit-keys.js';
@@ -10,13 +10,18 @@ import { LIMITS, LimitValueError, parseLimitValue } from '../../../src/shared/li
  */
 export function Limits() {
   const current = useLoad(() => api<Record<string, number>>('GET', '/admin/limits'), []);
-  const [draft, setDraft] = useState<Record<string, string>>({});
-  const [local, setLocal] = useState<Record<string, string>>({});
   const [saved, setSaved] = useState<string[]>([]);
+  if (!current.data) return <Page title="Settings → Limits">{current.error ? <ErrorNote error={current.error} /> : <p role="status">Loading…</p>}</Page>;
+  return <Editor key={JSON.stringify(current.data)} data={current.data} reload={current.reload} saved={saved} setSaved={setSaved} />;
+}
+
+type EditorProps = { data: Record<string, number>; reload: () => void; saved: string[]; setSaved: (keys: string[]) => void };
+
+function Editor({ data, reload, saved, setSaved }: EditorProps) {
+  const current = { data, reload };
+  const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(Object.entries(data).map(([k, v]) => [k, String(v)])));
+  const [local, setLocal] = useState<Record<string, string>>({});
   const save = useAction();
-  useEffect(() => {
-    if (current.data) setDraft(Object.fromEntries(Object.entries(current.data).map(([k, v]) => [k, String(v)])));
-  }, [current.data]);
 
   const changed = Object.keys(draft).filter((k) => current.data && draft[k] !== String(current.data[k]));
   const submit = (e: Event) => {
@@ -43,9 +48,8 @@ export function Limits() {
 
   return (
     <Page title="Settings → Limits">
-      <ErrorNote error={current.error} />
       <form onSubmit={submit} aria-label="Limits">
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Table (scrolls sideways on small screens)">
           <table>
             <thead><tr><th>Limit</th><th>Value</th><th>Unit</th><th>Default</th><th>Range</th></tr></thead>
             <tbody>

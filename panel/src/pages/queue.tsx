@@ -52,7 +52,7 @@ export function Queue() {
       <ErrorNote error={bulk.error ?? row.error} />
       {list.data && (
         <>
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Table (scrolls sideways on small screens)">
             <table>
               <thead><tr><th>ID</th><th>Queue</th><th>Arrived</th><th>Size</th><th>Sender</th><th>Recipients</th><th>Actions</th></tr></thead>
               <tbody>

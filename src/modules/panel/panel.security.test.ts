@@ -57,6 +57,37 @@ describe('web panel switched off (the default)', () => {
   });
 });
 
+describe('the first sign-in, before any second factor is enrolled', () => {
+  it('opens a session that reaches the MFA setup only, and ends when TOTP is enrolled', async () => {
+    const db = await createTestDatabase('sqlite');
+    const t = await startTestApp(db.url, { MAILSVC_ENABLE_WEB_PANEL: 'yes' });
+    try {
+      const wrong = await req(t, 'POST', '/panel/session/login', { body: { username: 'admin', password: 'wrong' } });
+      expect(wrong.status).toBe(401);
+      const r = await req(t, 'POST', '/panel/session/login', { body: { username: 'admin', password: 'correct horse battery staple' } });
+      expect(r.status).toBe(200);
+      const cookie = String(r.headers['set-cookie']).split(';')[0]!;
+      const csrf = String(r.body.csrf_token);
+      expect((await req(t, 'GET', '/panel/api/auth/mfa', { cookie })).status).toBe(200);
+      expect((await req(t, 'GET', '/panel/api/domains', { cookie })).status).toBe(403);
+      expect((await req(t, 'POST', '/panel/api/domains', { cookie, csrf, body: { name: 'early.example' } })).status).toBe(403);
+      const enroll = await req(t, 'POST', '/panel/api/auth/mfa/totp/enroll', { cookie, csrf });
+      expect(enroll.status).toBe(200);
+      const confirm = await req(t, 'POST', '/panel/api/auth/mfa/totp/confirm', { cookie, csrf, body: { code: oathtoolCode(String(enroll.body.secret)) } });
+      expect(confirm.status).toBe(200);
+      // The password-only token is revoked with the enrolment: the session can do nothing more.
+      expect((await req(t, 'GET', '/panel/api/auth/mfa', { cookie })).status).toBe(401);
+      // And the password alone no longer opens a session: it answers the challenge.
+      const again = await req(t, 'POST', '/panel/session/login', { body: { username: 'admin', password: 'correct horse battery staple' } });
+      expect(again.body.challenge_id).toBeDefined();
+      expect(again.headers['set-cookie']).toBeUndefined();
+    } finally {
+      await t.close();
+      await db.drop();
+    }
+  });
+});
+
 describe('the development switch', () => {
   it('is refused on an address other than loopback', () => {
     expect(() => loadSettings({ MAILSVC_DATA_DIR: '/tmp', MAILSVC_PANEL_DEV_HTTP: 'yes', MAILSVC_API_HOST: '0.0.0.0' })).toThrow(/MAILSVC_PANEL_DEV_HTTP/);

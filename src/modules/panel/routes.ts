@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { AppError } from '../../shared/errors.js';
-import type { AuthService } from '../auth/index.js';
+import type { AuthService, TokenService } from '../auth/index.js';
 import type { RouteErrors } from '../route-types.js';
 import { clearSessionCookie, DEV_SESSION_COOKIE, readCookie, SESSION_COOKIE, setSessionCookie } from './cookies.js';
 import type { PanelCallMarker } from './panel-call.js';
@@ -12,6 +12,10 @@ import { registerStaticPanel } from './static-routes.js';
 
 export type PanelRouteDeps = {
   auth: AuthService;
+  tokens: Pick<TokenService, 'issue'>;
+  /** Whether a second factor is enrolled. */
+  enrolled: () => Promise<boolean>;
+  username: string;
   sessions: PanelSessionService;
   marker: PanelCallMarker;
   devHttp: boolean;
@@ -79,7 +83,17 @@ export function panelRoutes(app: FastifyInstance, deps: PanelRouteDeps, errors: 
   const authErrors = errors(400, 401, 403, 413, 415, 422, 429, 502);
 
   r.post('/panel/session/login', { onRequest: sameOrigin, config: { retryAfter: true }, schema: { ...HIDDEN, body: PanelLoginBody, response: authErrors } }, async (req, reply) => {
-    const answer = await auth.login(req.clientIp, req.body.username, req.body.password);
+    let answer;
+    try {
+      answer = await auth.login(req.clientIp, req.body.username, req.body.password);
+    } catch (err) {
+      // Login refuses a right password only while MFA is required and no factor is enrolled yet. The API's
+      // way to enrol then is Basic on the /auth/mfa setup paths; the panel's is a session whose token has
+      // exactly those rights (the admin guard lets a token without a second factor reach the setup paths
+      // only, and enrolling a factor revokes it).
+      if (!(err instanceof AppError && err.code === 'forbidden' && (await deps.enrolled()) === false)) throw err;
+      answer = await deps.tokens.issue(deps.username, false);
+    }
     if ('challenge_id' in answer) return answer;
     return startSession(req, reply, answer);
   });
