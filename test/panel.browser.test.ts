@@ -64,7 +64,8 @@ describe.skipIf(unavailable !== null)('the web panel in Chromium, against the re
 
   beforeAll(async () => {
     db = await createTestDatabase('sqlite');
-    const env: Record<string, string> = {};
+    // A short window, so that the destructive action at the end asks for the second factor again.
+    const env: Record<string, string> = { MAILSVC_PANEL_REAUTH_WINDOW: '30' };
     if (queuePostfixUnavailable() === null) {
       postfix = await startQueuePostfix();
       await postfix.send([{ from: 'alice@sender.example', to: ['bob@far.example'] }, { from: 'carol@sender.example', to: ['dan@far.example'] }]);
@@ -244,6 +245,28 @@ describe.skipIf(unavailable !== null)('the web panel in Chromium, against the re
     expect((await viaPanel('/domains/example.org')).status).toBe(200);
     await other.close();
   });
+
+  it('asks for the password and a fresh code before deleting a domain, then deletes it', async () => {
+    const started = Date.now();
+    await go('domains');
+    await page.getByLabel('Domain name').fill('spare.example');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await page.getByRole('cell', { name: 'spare.example', exact: true }).waitFor();
+    // The sign-in is older than MAILSVC_PANEL_REAUTH_WINDOW (30 s) by now.
+    await expect.poll(async () => JSON.parse((await page.evaluate("fetch('/panel/session').then((r) => r.text())")) as string).fresh_until < new Date().toISOString(), { timeout: 40_000, interval: 1000 }).toBe(true);
+    await page.getByRole('button', { name: 'Delete spare.example' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Confirm with your second factor' });
+    await dialog.waitFor();
+    await page.screenshot({ path: join(SHOTS, 'reauth-dialog.png'), fullPage: true });
+    expect((await viaPanel('/domains/spare.example')).status).toBe(200);
+    await dialog.getByLabel('Password', { exact: true }).fill(ADMIN_PASSWORD);
+    await dialog.getByRole('button', { name: 'Continue' }).click();
+    await dialog.getByRole('textbox', { name: 'Code', exact: true }).fill(await nextCode());
+    await dialog.getByRole('button', { name: 'Verify' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await expect.poll(async () => (await viaPanel('/domains/spare.example')).status).toBe(404);
+    expect(Date.now() - started).toBeLessThan(90_000);
+  }, 120_000);
 
   it('signs out: the session ends server-side', async () => {
     await go('dashboard');
