@@ -193,6 +193,21 @@ describe.skipIf(unavailable !== null)('the web panel in Chromium, against the re
     expect((JSON.parse((await viaPanel('/admin/limits')).body) as Record<string, number>)['greylist-delay']).toBe(600);
   }, 60_000);
 
+  it('takes an SMS provider secret write-only: stored, never shown again', async () => {
+    const secretValue = 'provider-secret-value-7f3a9c';
+    await go('security');
+    const form = page.getByRole('form', { name: 'Provider provider_a' });
+    await form.getByLabel('Client secret').fill(secretValue);
+    await form.getByRole('button', { name: 'Save provider_a' }).click();
+    await expect.poll(() => form.getByText('stored; type a new one to replace it').first().isVisible()).toBe(true);
+    await page.reload();
+    await page.getByRole('form', { name: 'Provider provider_a' }).waitFor();
+    expect(await page.content()).not.toContain(secretValue);
+    const values = await page.evaluate("[...document.querySelectorAll('input')].map((i) => i.value).join(' ')");
+    expect(values).not.toContain(secretValue);
+    expect((await viaPanel('/auth/mfa/providers')).body).not.toContain(secretValue);
+  }, 60_000);
+
   it.skipIf(queuePostfixUnavailable() !== null)('filters the real Postfix queue on the server and deletes in bulk after a count', async () => {
     await go('queue');
     await expect.poll(() => page.locator('tbody tr').count()).toBe(2);

@@ -1,12 +1,15 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, onSessionEvents, session, setSession } from './api';
+import { onSessionEvents, session, setSession } from './api';
 import type { Session } from './api';
 import { SignIn } from './signin';
 import { PAGES } from './pages';
 import './style.css';
 
 const routeOf = (): string => location.hash.replace(/^#\/?/, '').split('?')[0] || 'dashboard';
+
+// Asked before the first render: one round trip less before the first page shows.
+const initialSession = session<Session>('GET', '');
 
 /** The reauth dialog's pending promise: resolved when the administrator confirmed (or gave up). */
 let pendingReauth: ((ok: boolean) => void) | null = null;
@@ -22,9 +25,10 @@ function App() {
       () => (setSession(null), setState('out')),
       () => new Promise<boolean>((resolve) => ((pendingReauth = resolve), setReauth(true))),
     );
-    session<Session>('GET', '').then(
+    // Any failure (401: not signed in; or the service unreachable) shows the sign-in.
+    initialSession.then(
       (s) => (setSession(s), setState('in')),
-      (e: unknown) => setState(e instanceof ApiError && e.status === 401 ? 'out' : 'out'),
+      () => setState('out'),
     );
     const onHash = () => setRoute(routeOf());
     addEventListener('hashchange', onHash);
