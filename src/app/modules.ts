@@ -180,7 +180,15 @@ export class Modules {
     return this.once('panel', async () => {
       const [{ createPanelModule }, auth] = await Promise.all([import('../modules/panel/index.js'), this.auth()]);
       const mfa = await this.mfa();
-      return createPanelModule(this.infra, { auth: auth.auth, tokens: auth.tokens, enrolled: async () => (await mfa.service.enrolledMethods()).length > 0 });
+      const audit = await this.audit();
+      return createPanelModule(this.infra, {
+        auth: auth.auth,
+        tokens: auth.tokens,
+        enrolled: async () => (await mfa.service.enrolledMethods()).length > 0,
+        recordLogout: async (ip, tokenId) => {
+          await audit.service.record({ actor: this.infra.settings.adminUsername, tokenId, source: ip, action: 'POST /panel/session/logout', target: null, summary: {}, result: 'ok' });
+        },
+      });
     });
   }
 

@@ -19,7 +19,7 @@ export const panelBuildDir = (): string => join(packageRoot(), 'dist', 'panel');
  * The web panel: its static files, its server-side sessions and the proxy
  * through which it calls the API. Built only when MAILSVC_ENABLE_WEB_PANEL=yes.
  */
-export function createPanelModule(infra: Pick<Infra, 'db' | 'box' | 'clock' | 'settings'>, deps: { auth: AuthService; tokens: TokenService; enrolled: () => Promise<boolean> }) {
+export function createPanelModule(infra: Pick<Infra, 'db' | 'box' | 'clock' | 'settings'>, deps: { auth: AuthService; tokens: TokenService; enrolled: () => Promise<boolean>; recordLogout: (ip: string, tokenId: string) => Promise<void> }) {
   const { settings } = infra;
   const sessions = new PanelSessionService(new PanelSessionRepository(infra.db), infra.box, infra.box.derive('panel-csrf'), infra.clock, {
     idleSeconds: settings.panelSessionIdle,
@@ -31,7 +31,7 @@ export function createPanelModule(infra: Pick<Infra, 'db' | 'box' | 'clock' | 's
     sessions,
     marker,
     routes: async (app: FastifyInstance, kit: RouteKit) =>
-      (await import('./routes.js')).panelRoutes(app, { auth: deps.auth, tokens: deps.tokens, enrolled: deps.enrolled, username: settings.adminUsername, sessions, marker, devHttp: settings.panelDevHttp, panelDir: panelBuildDir() }, kit.errors),
+      (await import('./routes.js')).panelRoutes(app, { auth: deps.auth, tokens: deps.tokens, enrolled: deps.enrolled, username: settings.adminUsername, recordLogout: deps.recordLogout, sessions, marker, devHttp: settings.panelDevHttp, panelDir: panelBuildDir() }, kit.errors),
   };
 }
 export type PanelModule = ReturnType<typeof createPanelModule>;

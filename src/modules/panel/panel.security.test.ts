@@ -214,6 +214,10 @@ for (const dialect of DIALECTS) {
       expect(bye.status).toBe(200);
       expect(String(bye.headers['set-cookie'])).toMatch(/^__Host-mailsvc_panel=; .*Max-Age=0/);
       expect((await req(t, 'GET', '/panel/session', { cookie: out.cookie })).status).toBe(401);
+      // The sign-out is in the audit log, as the API's logout is.
+      const after = await nextSignIn();
+      const audit = await req(t, 'GET', `/panel/api/admin/audit?action=${encodeURIComponent('POST /panel/session/logout')}`, { cookie: after.cookie });
+      expect(audit.body.total).toBeGreaterThanOrEqual(1);
     });
 
     it('counts failed panel sign-ins in the API lockout, and the other way round', async () => {

@@ -16,6 +16,8 @@ export type PanelRouteDeps = {
   /** Whether a second factor is enrolled. */
   enrolled: () => Promise<boolean>;
   username: string;
+  /** Records the sign-out in the audit log, as the API's logout is. */
+  recordLogout: (ip: string, tokenId: string) => Promise<void>;
   sessions: PanelSessionService;
   marker: PanelCallMarker;
   devHttp: boolean;
@@ -112,6 +114,7 @@ export function panelRoutes(app: FastifyInstance, deps: PanelRouteDeps, errors: 
     await sessions.end(session);
     await auth.logout(session.token);
     clearSessionCookie(reply, devHttp);
+    await deps.recordLogout(req.clientIp, session.token.split('.')[0] ?? '');
     return { ok: true };
   });
 
