@@ -9,6 +9,9 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = join(root, 'dist', 'bundle', 'mailsvc.js');
 const src = join(root, 'src');
+// The web panel's sources and its build output (vite writes dist/panel/index.html last).
+const panelSrc = join(root, 'panel');
+const panelBuilt = join(root, 'dist', 'panel', 'index.html');
 
 function newest(dir) {
   let t = 0;
@@ -19,7 +22,8 @@ function newest(dir) {
   return t;
 }
 
-if (existsSync(src) && (!existsSync(bundle) || newest(src) > statSync(bundle).mtimeMs)) {
+const panelStale = existsSync(panelSrc) && (!existsSync(panelBuilt) || newest(panelSrc) > statSync(panelBuilt).mtimeMs);
+if (existsSync(src) && (!existsSync(bundle) || newest(src) > statSync(bundle).mtimeMs || panelStale)) {
   process.stderr.write('mailsvc: building (npm run build)…\n');
   const r = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' });
   process.exit(r.status ?? 1);

@@ -30,6 +30,7 @@ import type { InstallModule } from '../modules/install/index.js';
 import type { StatsModule } from '../modules/stats/index.js';
 import type { MetricsModule } from '../modules/metrics/index.js';
 import type { ReportModule } from '../modules/report/index.js';
+import type { PanelModule } from '../modules/panel/index.js';
 
 export type ModuleOptions = { sendSms?: SendFn | undefined; kicker?: MailSessionKicker | undefined };
 
@@ -205,6 +206,23 @@ export class Modules {
     });
   }
 
+  /** The web panel (only served with MAILSVC_ENABLE_WEB_PANEL=yes). */
+  panel(): Promise<PanelModule> {
+    return this.once('panel', async () => {
+      const [{ createPanelModule }, auth] = await Promise.all([import('../modules/panel/index.js'), this.auth()]);
+      const mfa = await this.mfa();
+      const audit = await this.audit();
+      return createPanelModule(this.infra, {
+        auth: auth.auth,
+        tokens: auth.tokens,
+        enrolled: async () => (await mfa.service.enrolledMethods()).length > 0,
+        recordLogout: async (ip, tokenId) => {
+          await audit.service.record({ actor: this.infra.settings.adminUsername, tokenId, source: ip, action: 'POST /panel/session/logout', target: null, summary: {}, result: 'ok' });
+        },
+      });
+    });
+  }
+
   dns(): Promise<DnsModule> {
     return this.once('dns', async () => {
       const [{ createDnsModule }, domains, limits, jobs] = await Promise.all([import('../modules/dns/index.js'), this.domains(), this.limits(), this.jobs()]);
@@ -294,6 +312,7 @@ export class Modules {
       this.settings(),
       this.stats(),
       this.dns(),
+      ...(this.infra.settings.enableWebPanel ? [this.panel()] : []),
     ]);
   }
 

@@ -62,6 +62,14 @@ export type Settings = Readonly<{
   smsSendsPerPhoneHour: number;
   smsProviders: Readonly<Record<'provider_a' | 'provider_b', ProviderEnv>>;
   enableWebPanel: boolean;
+  /** MAILSVC_PANEL_SESSION_IDLE: a panel session unused this many seconds ends. */
+  panelSessionIdle: number;
+  /** MAILSVC_PANEL_SESSION_MAX: a panel session ends this many seconds after sign-in (or when its token expires, if sooner). */
+  panelSessionMax: number;
+  /** MAILSVC_PANEL_REAUTH_WINDOW: seconds after a sign-in during which destructive panel actions are allowed. */
+  panelReauthWindow: number;
+  /** MAILSVC_PANEL_DEV_HTTP: development only: a plain-HTTP session cookie, honoured only from loopback. */
+  panelDevHttp: boolean;
   authLog: string;
   /** Audit records older than this many days are pruned. */
   auditRetentionDays: number;
@@ -176,12 +184,17 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     const ok = entry.includes('/') ? (() => { try { ipaddr.parseCIDR(entry); return true; } catch { return false; } })() : ipaddr.isValid(entry);
     if (!ok) throw new SettingsError('MAILSVC_TRUSTED_PROXIES', `"${entry}" is not an address or CIDR`);
   }
+  const apiHost = str(src, 'MAILSVC_API_HOST') ?? '127.0.0.1';
+  // The plain-HTTP panel cookie is for a developer's own machine: never on an address others reach.
+  if (bool(src, 'MAILSVC_PANEL_DEV_HTTP', false) && !['127.0.0.1', '::1', 'localhost'].includes(apiHost)) {
+    throw new SettingsError('MAILSVC_PANEL_DEV_HTTP', 'is for development on loopback only: set MAILSVC_API_HOST=127.0.0.1 or turn it off and serve the panel behind TLS');
+  }
   const username = str(src, 'MAILSVC_ADMIN_USERNAME') ?? 'admin';
   if (username.includes(':')) throw new SettingsError('MAILSVC_ADMIN_USERNAME', 'must not contain ":"');
 
   return Object.freeze({
     layout: layout.kind,
-    apiHost: str(src, 'MAILSVC_API_HOST') ?? '127.0.0.1',
+    apiHost,
     apiPort: int(src, 'MAILSVC_API_PORT', 8080, 0, 65535),
     dataDir,
     configFile,
@@ -210,6 +223,10 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     smsSendsPerPhoneHour: int(src, 'MAILSVC_SMS_SENDS_PER_PHONE_HOUR', 10, 1, 100_000),
     smsProviders: Object.freeze({ provider_a: provider(src, 'PROVIDER_A'), provider_b: provider(src, 'PROVIDER_B') }),
     enableWebPanel: bool(src, 'MAILSVC_ENABLE_WEB_PANEL', false),
+    panelSessionIdle: int(src, 'MAILSVC_PANEL_SESSION_IDLE', 900, 60, 86400),
+    panelSessionMax: int(src, 'MAILSVC_PANEL_SESSION_MAX', 3600, 300, 7 * 86400),
+    panelReauthWindow: int(src, 'MAILSVC_PANEL_REAUTH_WINDOW', 300, 30, 3600),
+    panelDevHttp: bool(src, 'MAILSVC_PANEL_DEV_HTTP', false),
     authLog: resolve(cwd, str(src, 'MAILSVC_AUTH_LOG') ?? join(dataDir, 'auth.log')),
     auditRetentionDays: int(src, 'MAILSVC_AUDIT_RETENTION_DAYS', 365, 1, 36500),
     logLevel: logLevel(src),

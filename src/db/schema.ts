@@ -215,4 +215,15 @@ export type Database = {
   dkim_rotations: DkimRotationTable;
   dns_sync: DnsSyncTable;
   deliverability_reports: DeliverabilityReportTable;
+  panel_sessions: PanelSessionTable;
+};
+
+/** A web-panel session: the cookie's id is kept only as its SHA-256; times in ms. */
+export type PanelSessionTable = {
+  id_hash: string;
+  token_sealed: string;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+  fresh_until: number;
 };

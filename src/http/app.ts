@@ -4,6 +4,9 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Modules } from '../app/modules.js';
 import type { AdminGuard } from '../modules/auth/index.js';
+import { PANEL_CALL_HEADER, REAUTH_DETAIL, REAUTH_HEADER } from '../modules/panel/index.js';
+import type { PanelCallMarker } from '../modules/panel/index.js';
+import { AppError } from '../shared/errors.js';
 import type { AdminHooks } from '../modules/route-types.js';
 import { routeAccessOf } from '../modules/route-types.js';
 import { ErrorBody, errorResponses } from './error-body.js';
@@ -19,9 +22,16 @@ import { RequestLog } from './request-log.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
-function adminHooks(guard: AdminGuard): AdminHooks {
-  const hook = (setupPath: boolean) => async (req: FastifyRequest): Promise<void> => {
+function adminHooks(guard: AdminGuard, panel: PanelCallMarker | undefined): AdminHooks {
+  const hook = (setupPath: boolean) => async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     req.admin = await guard.authenticate({ ip: req.clientIp, authorization: req.headers.authorization, setupPath, route: routeAccessOf(req) });
+    // A destructive call the panel's proxy made for a session whose second factor is not fresh.
+    // A dry run (dry_run=true) changes nothing and needs no fresh factor.
+    const dryRun = (req.query as { dry_run?: string } | undefined)?.dry_run === 'true';
+    if (panel && req.routeOptions.config.reauth === true && !dryRun && panel.read(req.headers[PANEL_CALL_HEADER])?.fresh === false) {
+      reply.header(REAUTH_HEADER, 'required');
+      throw new AppError('forbidden', REAUTH_DETAIL);
+    }
   };
   return { admin: hook(false), setup: hook(true) };
 }
@@ -58,7 +68,9 @@ export async function buildApp(modules: Modules): Promise<FastifyInstance> {
   app.addSchema(ErrorBody);
 
   const [auth, audit] = await Promise.all([modules.auth(), modules.audit()]);
-  const kit = { hooks: adminHooks(auth.guard), errors: errorResponses };
+  // The panel's calls are told apart from any other by a marker only this process knows.
+  const panel = settings.enableWebPanel ? await modules.panel() : undefined;
+  const kit = { hooks: adminHooks(auth.guard, panel?.marker), errors: errorResponses };
   registerOptionalBodies(app);
   await app.register(swagger, swaggerOptions(app, kit.hooks));
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -36,6 +36,12 @@ declare module 'fastify' {
      * route: never Basic, a password-only token or an API key.
      */
     mfaVerified?: boolean;
+    /**
+     * A destructive action (disable TOTP, delete a domain, flush the queue,
+     * change the firewall, apply an update): called from the web panel it needs
+     * a second factor given within MAILSVC_PANEL_REAUTH_WINDOW.
+     */
+    reauth?: boolean;
     /** The body may be left out: it is then `{}`, and the OpenAPI document marks it optional. */
     bodyOptional?: boolean;
   }

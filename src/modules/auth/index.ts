@@ -22,6 +22,8 @@ export type { AdminGuard, AdminPrincipal, AdminRequest } from './admin-guard.js'
 export type { AuthService } from './auth.service.js';
 export type { TokenService } from './token.service.js';
 export type { LockoutLimits } from './lockout.js';
+/** The sign-in bodies, which the web panel's sign-in takes as they are. */
+export { LoginBody, SmsSendBody, VerifyBody } from './schema.js';
 
 /** Sign-in, tokens, the lockout and the guard of every Admin endpoint. */
 export function createAuthModule(

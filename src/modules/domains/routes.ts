@@ -37,7 +37,7 @@ export function domainRoutes(app: FastifyInstance, domains: DomainService, hooks
   });
   r.delete('/domains/:domain', {
     onRequest: hooks.admin,
-    config: { scope: 'accounts' },
+    config: { scope: 'accounts', reauth: true },
     schema: { tags, security, description: 'Deletes a domain; one that still has accounts or aliases is 409.', summary: 'Delete a domain that has no accounts or aliases left', params: Param, response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409) } },
     handler: async (req, reply) => {
       await domains.delete(req.params.domain);

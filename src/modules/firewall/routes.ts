@@ -16,7 +16,7 @@ export function firewallRoutes(app: FastifyInstance, fw: FirewallService, schedu
   });
   r.put('/admin/firewall', {
     onRequest: hooks.admin,
-    config: { scope: 'firewall' },
+    config: { scope: 'firewall', reauth: true },
     schema: {
       tags, security,
       summary: "Change and apply the firewall; a ruleset closing SSH or the API to the caller is 409 unless force=true, and a forced one reverts unless confirmed",
@@ -27,7 +27,7 @@ export function firewallRoutes(app: FastifyInstance, fw: FirewallService, schedu
   });
   r.post('/admin/firewall/confirm', {
     onRequest: hooks.admin,
-    config: { scope: 'firewall' },
+    config: { scope: 'firewall', reauth: true },
     schema: { tags, security, summary: 'Keep a forced firewall change (409 when none waits)', description: 'Cancels the automatic revert of the last forced ruleset.', response: { 200: FirewallSchema, ...errors(401, 403, 409) } },
     handler: () => fw.confirm(),
   });

@@ -44,6 +44,7 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
 
   r.delete('/auth/mfa/totp', {
     onRequest: hooks.setup,
+    config: { reauth: true },
     schema: { tags: ['mfa'], description: 'Turns TOTP off and erases its secret. Needs a token earned with the second factor.', summary: 'Disable TOTP and erase its secret', security, response: { 200: MfaStatus, ...common } },
     handler: () => mfa.deleteTotp(),
   });

@@ -51,7 +51,7 @@ export function queueRoutes(app: FastifyInstance, queue: QueueService, { hooks, 
   });
   r.delete('/admin/queue', {
     onRequest: hooks.admin,
-    config,
+    config: { ...config, reauth: true },
     schema: {
       tags, security,
       summary: 'Delete (or with bounce=true return to their senders) every message matching the filter; dry_run=true only counts them',

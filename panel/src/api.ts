@@ -1,0 +1,79 @@
+/** Every call the panel makes: /panel/session* and /panel/api/<the API path>. Nothing else, no other origin. */
+
+export type FieldError = { path: string; message: string };
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly errors: FieldError[] = [],
+    readonly reauth = false,
+    readonly retryAfter: number | null = null,
+  ) {
+    super(detail);
+  }
+  /** The message for one form field: the API names it as body.x, querystring.x, /x or x. */
+  forField(name: string): string | undefined {
+    const hit = this.errors.find((e) => fieldOf(e.path) === name || fieldOf(e.path).startsWith(`${name}.`) || fieldOf(e.path).startsWith(`${name}[`));
+    return hit ? hit.message : undefined;
+  }
+}
+
+export const fieldOf = (path: string): string => path.replace(/^(body|querystring|params)(\.|$)/, '').replace(/^\//, '');
+
+export type Session = { signed_in: true; csrf_token: string; expires_at: string; idle_until: string; fresh_until: string };
+
+let csrf = '';
+let onSignedOut: () => void = () => undefined;
+let onReauth: () => Promise<boolean> = async () => false;
+
+export function setSession(s: Session | null): void {
+  csrf = s?.csrf_token ?? '';
+}
+export function onSessionEvents(signedOut: () => void, reauth: () => Promise<boolean>): void {
+  onSignedOut = signedOut;
+  onReauth = reauth;
+}
+
+async function send(method: string, url: string, body?: unknown): Promise<Response> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (method !== 'GET') headers['x-csrf-token'] = csrf;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  return fetch(url, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+async function answer<T>(res: Response): Promise<T> {
+  const text = await res.text();
+  const data = text ? (JSON.parse(text) as unknown) : null;
+  if (res.ok) return data as T;
+  const d = (data ?? {}) as { detail?: string; errors?: FieldError[] };
+  const retry = res.headers.get('retry-after');
+  let detail = d.detail ?? `HTTP ${res.status}`;
+  // The lockout: say when to try again.
+  if (res.status === 429 && retry) detail = `${detail}: try again in ${Math.max(1, Math.ceil(Number(retry) / 60))} minute(s)`;
+  throw new ApiError(res.status, detail, d.errors ?? [], res.headers.get('x-mailsvc-reauth') === 'required', retry ? Number(retry) : null);
+}
+
+/** A call to the panel's own session endpoints. */
+export async function session<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return answer<T>(await send(method, `/panel/session${path}`, body));
+}
+
+/** A call to the API through the panel's session. A 401 signs out; a destructive action may ask for the second factor again. */
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  try {
+    return await answer<T>(await send(method, `/panel/api${path}`, body));
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) onSignedOut();
+    if (err instanceof ApiError && err.reauth && (await onReauth())) return answer<T>(await send(method, `/panel/api${path}`, body));
+    throw err;
+  }
+}
+
+/** A query string of the filled-in values only. */
+export function qs(params: Record<string, string | number | undefined>): string {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') p.set(k, String(v));
+  const s = p.toString();
+  return s ? `?${s}` : '';
+}

@@ -1,0 +1,88 @@
+import { useState } from 'preact/hooks';
+import { session } from './api';
+import type { Session } from './api';
+import { ErrorNote, Field, useAction } from './ui';
+
+type Challenge = { mfa_required: true; challenge_id: string; methods: ('totp' | 'sms' | 'recovery')[]; expires_in: number };
+type Method = Challenge['methods'][number];
+
+const METHOD_LABEL: Record<Method, string> = { totp: 'Authenticator app (TOTP)', sms: 'SMS code', recovery: 'Recovery code' };
+
+/**
+ * Password, then the challenge /auth/login answers (TOTP, "send SMS" then the
+ * code, or a recovery code), then a session. Used for the first sign-in and to
+ * confirm a destructive action with a fresh second factor.
+ */
+export function SignIn({ onDone, confirming = false }: { onDone: (s: Session) => void; confirming?: boolean }) {
+  const [username, setUsername] = useState('admin');
+  const [password, setPassword] = useState('');
+  const [challenge, setChallenge] = useState<Challenge | null>(null);
+  const [method, setMethod] = useState<Method>('totp');
+  const [code, setCode] = useState('');
+  const [smsHint, setSmsHint] = useState<string | null>(null);
+  const action = useAction();
+
+  const login = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => {
+      const answer = await session<Session | Challenge>('POST', '/login', { username, password });
+      if ('challenge_id' in answer) {
+        setChallenge(answer);
+        setMethod(answer.methods[0] ?? 'totp');
+        setCode('');
+      } else onDone(answer);
+    });
+  };
+  const sendSms = () =>
+    void action.run(async () => {
+      const sent = await session<{ phone_hint: string }>('POST', '/sms', { challenge_id: challenge?.challenge_id });
+      setSmsHint(sent.phone_hint);
+    });
+  const verify = (e: Event) => {
+    e.preventDefault();
+    void action.run(async () => onDone(await session<Session>('POST', '/verify', { challenge_id: challenge?.challenge_id, method, code: code.trim() })));
+  };
+
+  if (!challenge) {
+    return (
+      <form onSubmit={login} aria-label={confirming ? 'Confirm your sign-in' : 'Sign in'}>
+        {confirming && <p>This action changes something that is hard to undo: sign in again with your second factor to confirm it.</p>}
+        <Field label="Username" name="username" value={username} onInput={setUsername} error={action.error} autocomplete="username" required />
+        <Field label="Password" name="password" type="password" value={password} onInput={setPassword} error={action.error} autocomplete="current-password" primary required />
+        <button type="submit" disabled={action.busy}>{confirming ? 'Continue' : 'Sign in'}</button>
+      </form>
+    );
+  }
+  return (
+    <form onSubmit={verify} aria-label="Second factor">
+      <fieldset>
+        <legend>Second factor</legend>
+        {challenge.methods.map((m) => (
+          <label class="choice" key={m}>
+            <input type="radio" name="method" value={m} checked={method === m} onChange={() => setMethod(m)} /> {METHOD_LABEL[m]}
+          </label>
+        ))}
+      </fieldset>
+      {method === 'sms' && (
+        <p>
+          <button type="button" onClick={sendSms} disabled={action.busy}>Send SMS</button>
+          {smsHint && <span role="status"> Sent to the phone ending in {smsHint}.</span>}
+        </p>
+      )}
+      <Field
+        label={method === 'recovery' ? 'Recovery code' : 'Code'}
+        name="code"
+        value={code}
+        onInput={setCode}
+        error={action.error}
+        autocomplete="one-time-code"
+        inputMode={method === 'recovery' ? 'text' : 'numeric'}
+        primary
+        required
+      />
+      <button type="submit" disabled={action.busy}>Verify</button>
+      <button type="button" class="link" onClick={() => (setChallenge(null), action.clear())}>Start over</button>
+      <ErrorNote error={action.error?.errors.length ? action.error : null} fields={['code']} />
+    </form>
+  );
+}
