@@ -14,6 +14,7 @@ import { banCommands } from '../modules/bans/commands.js';
 import { firewallCommands } from '../modules/firewall/commands.js';
 import { sendLimitCommands } from '../modules/send-limits/commands.js';
 import { limitCommands } from '../modules/limits/commands.js';
+import { backupCommands } from '../modules/backups/commands.js';
 import { runModule, runModuleIfMigrated } from './cli-runner.js';
 
 /**
@@ -34,5 +35,7 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => limitCommands(p, runModule((m) => m.limits(), { redis: true })),
   (p) => banCommands(p, runModule((m) => m.bans())),
   (p) => firewallCommands(p, runModule((m) => m.firewall())),
+  // restore, fetch and units run on a fresh host too: no schema check (the restore migrates what it restored).
+  (p) => backupCommands(p, runModule((m) => m.backups(), { redis: true }), runModule((m) => m.backups(), { schema: false }), () => progressView()),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

@@ -3,6 +3,7 @@ import type { Infra } from '../infra/index.js';
 import type { AccountLookup, AccountsModule } from '../modules/accounts/index.js';
 import type { AliasesModule } from '../modules/aliases/index.js';
 import type { BansModule } from '../modules/bans/index.js';
+import type { BackupsModule } from '../modules/backups/index.js';
 import type { FirewallModule } from '../modules/firewall/index.js';
 import type { AppPasswordsModule } from '../modules/app-passwords/index.js';
 import type { AdminDeps } from '../modules/auth/commands.js';
@@ -174,6 +175,18 @@ export class Modules {
     return this.once('firewall', async () => (await import('../modules/firewall/index.js')).createFirewallModule(this.infra));
   }
 
+  backups(): Promise<BackupsModule> {
+    return this.once('backups', async () => {
+      const [{ createBackupsModule }, jobs] = await Promise.all([import('../modules/backups/index.js'), this.jobs()]);
+      // The limits are read when used: a restore on a fresh host has no limits table yet.
+      const retention = {
+        get: async () => (await this.limits()).service.value('backup-retention-days'),
+        set: async (days: number) => void (await (await this.limits()).service.update({ 'backup-retention-days': days })),
+      };
+      return createBackupsModule(this.infra, { retention, runner: jobs.runner });
+    });
+  }
+
   /** What `admin mfa reset` needs. */
   async admin(): Promise<AdminDeps> {
     const [mfa, auth] = await Promise.all([this.mfa(), this.auth()]);
@@ -195,6 +208,7 @@ export class Modules {
     return Promise.all([
       this.auth(), this.mfa(), this.sms(), this.health(), this.domains(), this.accounts(), this.appPasswords(), this.sendLimits(), this.aliases(),
       this.apiKeys(), this.audit(), this.jobs(), this.queue(), this.limits(), this.bans(), this.firewall(),
+      this.backups(),
     ]);
   }
 

@@ -11,6 +11,8 @@ import { loadHelperSettings } from './helper-settings.js';
 import { limitDefaults } from '../shared/limit-keys.js';
 import type { LimitValues } from '../shared/limit-keys.js';
 import type { HelperSettings } from './helper-settings.js';
+import { loadBackupSettings } from './backup-settings.js';
+import type { BackupSettings } from './backup-settings.js';
 
 export { SettingsError };
 
@@ -63,6 +65,8 @@ export type Settings = Readonly<{
   httpBodyTimeout: number;
   mail: MailSettings;
   helper: HelperSettings;
+  /** MAILSVC_BACKUP_* and MAILSVC_MAIL_STORAGE. */
+  backup: BackupSettings;
   /** Each limit key's default: its MAILSVC_<KEY> setting, else the built-in value (a stored value wins at run time). */
   limitDefaults: LimitValues;
 }>;
@@ -201,6 +205,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     mail: loadMailSettings(src, dataDir),
     // The environment only: the settings file lives in a directory the service can write, and the helper runs these programs as root.
     helper: loadHelperSettings(env),
+    backup: loadBackupSettings(src, dataDir, configFile),
     limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
   });
 }

@@ -9,6 +9,7 @@ import * as m0006 from './migrations/0006_limits.js';
 import * as m0007 from './migrations/0007_routing.js';
 import * as m0008 from './migrations/0008_admin_fingerprint.js';
 import * as m0009 from './migrations/0009_bans_firewall.js';
+import * as m0010 from './migrations/0010_backup_secrets.js';
 
 /** Migrations in order; names sort by their numeric prefix. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0007_routing': m0007,
   '0008_admin_fingerprint': m0008,
   '0009_bans_firewall': m0009,
+  '0010_backup_secrets': m0010,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

@@ -175,4 +175,6 @@ export type Database = {
   admin_fingerprint: { id: number; fingerprint: string; updated_at: number };
   bans: BanTable;
   firewall_settings: FirewallSettingsTable;
+  /** Sealed backup secrets: the remote encryption key, remote credentials. */
+  backup_secrets: { name: string; value: string; created_at: number; shown_at: number | null };
 };

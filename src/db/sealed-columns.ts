@@ -8,6 +8,7 @@ export const SEALED_COLUMNS = [
   { table: 'sms_providers', key: 'code', column: 'client_secret' },
   { table: 'sms_providers', key: 'code', column: 'api_key' },
   { table: 'service_keys', key: 'name', column: 'value' },
+  { table: 'backup_secrets', key: 'name', column: 'value' },
 ] as const;
 
 export function sealContext(table: string, key: string | number, column: string): string {

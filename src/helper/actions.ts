@@ -192,6 +192,19 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
     { summary: 'apply an nftables file as one transaction (nft -f <file>)', params: [nftFile], command: ([f]) => ({ file: 'nft', args: ['-f', f ?? ''], timeoutMs: 30_000 }) },
   ],
   [
+    'postfix-status',
+    // Exit 1: not running (or not installed as configured); the caller reads the code, so both are a result.
+    { summary: 'whether Postfix runs (postfix status: exit 0 running, 1 not)', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'status'], okCodes: [0, 1], timeoutMs: 30_000 }) },
+  ],
+  [
+    'postfix-stop',
+    { summary: 'stop Postfix (no mail accepted) around a restore', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'stop'], timeoutMs: 60_000 }) },
+  ],
+  [
+    'postfix-start',
+    { summary: 'start Postfix again after a restore', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'start'], timeoutMs: 60_000 }) },
+  ],
+  [
     'nft-list-ruleset',
     { summary: 'the whole nftables ruleset as JSON (nft -j list ruleset), read only', params: [], command: () => ({ file: 'nft', args: ['-j', 'list', 'ruleset'], timeoutMs: 30_000 }) },
   ],
