@@ -36,10 +36,20 @@ export type CreateResult = {
 };
 
 function waitExit(child: ChildProcess, name: string, stderr: () => string): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const p = new Promise<number>((resolve, reject) => {
     child.on('error', (err) => reject(new TarError(`${name}: cannot run (${err.message})`)));
     child.on('close', (code, signal) => (code === null ? reject(new TarError(`${name} was ended by ${signal ?? 'a signal'}: ${stderr().slice(-300)}`)) : resolve(code)));
   });
+  // Read later, or never when a stream failed first: never an unhandled rejection.
+  p.catch(() => undefined);
+  return p;
+}
+
+/** A stream of the pipeline failed (a full disk, a closed pipe): end the programs, wait for them, and report the stream's error. */
+async function abandon(children: ChildProcess[], done: Promise<number>[], err: unknown): Promise<never> {
+  for (const c of children) c.kill('SIGKILL');
+  await Promise.allSettled(done);
+  throw err;
 }
 
 /** Counts the bytes that pass and calls `tick` at most every 256 KiB. */
@@ -103,14 +113,14 @@ export async function createArchive(opts: { dir: string; file: string; snapshot:
   });
   if (!tar.stdout) throw new TarError('tar: no output stream');
   if (opts.compression === 'none') {
-    await pipeline(tar.stdout, count, hashing, out);
+    await pipeline(tar.stdout, count, hashing, out).catch((err: unknown) => abandon([tar], [tarDone], err));
   } else {
     const c = COMPRESS[opts.compression];
     const comp = spawn(c.file, c.args, { env: minimalEnv(), stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal });
     let compErr = '';
     comp.stderr.setEncoding('utf8').on('data', (d: string) => (compErr = (compErr + d).slice(-1000)));
     const compDone = waitExit(comp, c.file, () => compErr);
-    await Promise.all([pipeline(tar.stdout, count, comp.stdin), pipeline(comp.stdout, hashing, out)]);
+    await Promise.all([pipeline(tar.stdout, count, comp.stdin), pipeline(comp.stdout, hashing, out)]).catch((err: unknown) => abandon([tar, comp], [tarDone, compDone], err));
     const code = await compDone;
     if (code !== 0) throw new TarError(`${c.file} exited ${code}: ${compErr.trim().slice(-300)}`);
   }
@@ -137,14 +147,14 @@ export async function extractArchive(opts: { file: string; dir: string; compress
   const input = createReadStream(opts.file);
   const count = counter((n) => opts.onBytes?.(n));
   if (opts.compression === 'none') {
-    await pipeline(input, count, tar.stdin);
+    await pipeline(input, count, tar.stdin).catch((err: unknown) => abandon([tar], [tarDone], err));
   } else {
     const c = COMPRESS[opts.compression];
     const dec = spawn(c.file, c.decompress, { env: minimalEnv(), stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal });
     let decErr = '';
     dec.stderr.setEncoding('utf8').on('data', (d: string) => (decErr = (decErr + d).slice(-1000)));
     const decDone = waitExit(dec, c.file, () => decErr);
-    await Promise.all([pipeline(input, count, dec.stdin), pipeline(dec.stdout, tar.stdin)]);
+    await Promise.all([pipeline(input, count, dec.stdin), pipeline(dec.stdout, tar.stdin)]).catch((err: unknown) => abandon([tar, dec], [tarDone, decDone], err));
     const code = await decDone;
     if (code !== 0) throw new TarError(`${c.file} exited ${code}: ${decErr.trim().slice(-300)}`);
   }
