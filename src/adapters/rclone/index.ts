@@ -35,7 +35,14 @@ export async function copy(src: string, dst: string, env: RcloneEnv, opts: { tim
  * compares checksums (plain `check` could only compare sizes there).
  */
 export async function check(src: string, dst: string, env: RcloneEnv, opts: { crypt: boolean; timeoutMs?: number } = { crypt: false }): Promise<void> {
-  await exec('rclone', [opts.crypt ? 'cryptcheck' : 'check', '--one-way', ...common, '--', src, dst], { env: base(env), timeoutMs: opts.timeoutMs ?? 0, maxOutputBytes: 4 << 20 });
+  const run = (args: string[]) => exec('rclone', [...args, '--one-way', ...common, '--', src, dst], { env: base(env), timeoutMs: opts.timeoutMs ?? 0, maxOutputBytes: 4 << 20 });
+  try {
+    await run([opts.crypt ? 'cryptcheck' : 'check']);
+  } catch (err) {
+    // A backend without checksums (WebDAV, FTP): compare the content itself, read back (and decrypted) from the remote.
+    if (!(err instanceof Error && /does not support any hashes|no hashes in common/i.test(err.message))) throw err;
+    await run(['check', '--download']);
+  }
 }
 
 export type RemoteEntry = { Path: string; Name: string; Size: number; IsDir: boolean; ModTime: string };

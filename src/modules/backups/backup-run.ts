@@ -74,7 +74,7 @@ export async function writeBackup(deps: RunDeps, parent: Manifest | null, now: D
       onProgress: (p) => {
         if (Date.now() - lastReport < 1000) return;
         lastReport = Date.now();
-        progress(0.85 * Math.min(1, tree.bytes === 0 ? 1 : p.bytes / tree.bytes), `mail: ${formatBytes(p.bytes)} of ${formatBytes(tree.bytes)}, ${p.files} files`);
+        progress(0.85 * Math.min(1, tree.tarBytes === 0 ? 1 : p.bytes / tree.tarBytes), `mail: ${formatBytes(Math.min(p.bytes, tree.tarBytes))} of ${formatBytes(tree.tarBytes)}, ${p.files} of ${tree.files} files`);
       },
     });
     if (mail.changedWhileRead.length > 0) warnings.push(`${mail.changedWhileRead.length} mail files changed or vanished while they were read (a live mailbox); the archive holds each as tar found it`);

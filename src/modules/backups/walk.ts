@@ -1,10 +1,15 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** Regular files and their bytes under `root` (symlinks are not followed): what a backup of the tree holds. */
-export async function treeStats(root: string): Promise<{ files: number; bytes: number }> {
+/**
+ * Regular files and their bytes under `root` (symlinks are not followed): what
+ * a backup of the tree holds; `tarBytes` estimates the tar stream (512-byte
+ * header and padding per entry), the scale of the progress bar.
+ */
+export async function treeStats(root: string): Promise<{ files: number; bytes: number; tarBytes: number }> {
   let files = 0;
   let bytes = 0;
+  let tarBytes = 0;
   const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop() ?? root;
@@ -18,14 +23,17 @@ export async function treeStats(root: string): Promise<{ files: number; bytes: n
     }
     for (const e of entries) {
       const path = join(dir, e.name);
+      tarBytes += 512;
       if (e.isDirectory()) stack.push(path);
       else if (e.isFile()) {
         files++;
-        bytes += await lstat(path).then((s) => s.size, () => 0);
+        const size = await lstat(path).then((s) => s.size, () => 0);
+        bytes += size;
+        tarBytes += Math.ceil(size / 512) * 512;
       }
     }
   }
-  return { files, bytes };
+  return { files, bytes, tarBytes };
 }
 
 export const formatBytes = (n: number): string => {
