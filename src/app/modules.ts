@@ -48,7 +48,9 @@ export class Modules {
   }
 
   health(): Promise<HealthModule> {
-    return this.once('health', async () => (await import('../modules/health/index.js')).createHealthModule(this.infra));
+    return this.once('health', async () =>
+      (await import('../modules/health/index.js')).createHealthModule(this.infra, { backups: async () => (await this.backups()).health.lastBackup() }),
+    );
   }
   sms(): Promise<SmsModule> {
     return this.once('sms', async () => (await import('../modules/sms/index.js')).createSmsModule(this.infra, { sendSms: this.opts.sendSms }));

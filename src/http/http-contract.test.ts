@@ -42,6 +42,7 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'GET /admin/limits', 'PATCH /admin/limits', 'POST /admin/limits/apply',
         'GET /admin/bans', 'POST /admin/bans', 'DELETE /admin/bans/{ip}',
         'GET /admin/firewall', 'PUT /admin/firewall', 'POST /admin/firewall/confirm',
+        'GET /admin/backups', 'POST /admin/backups', 'GET /admin/backups/settings', 'PATCH /admin/backups/settings', 'POST /admin/backups/verify',
       ].sort(),
     );
     // The new routes carry their schemas: the key's body, the answer shown once, the scopes as an enum.

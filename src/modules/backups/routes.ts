@@ -71,7 +71,7 @@ export function backupRoutes(app: FastifyInstance, d: Deps, hooks: AdminHooks, e
       description: 'Keys are the MAILSVC_BACKUP_ suffixes (TYPE, RETENTION_DAYS, ONCALENDAR, …). Written to the settings file; ONCALENDAR lines are checked with systemd-analyze calendar. The answer says what the change needs (a restart of the timer, or re-rendering the units). 409 when the environment sets the key (it wins over the file).',
       response: { 200: BackupSetResultSchema, ...errors(400, 401, 403, 409, 413, 422, 429) },
     },
-    handler: (req) => d.set(req.body),
+    handler: (req) => d.set(Object.fromEntries(Object.entries(req.body).map(([k, v]) => [k, String(v)]))),
   });
 
   r.post('/admin/backups/verify', {

@@ -80,7 +80,22 @@ export const BackupShowSchema = Type.Object(
 );
 export type BackupShow = Static<typeof BackupShowSchema>;
 
-export const BackupSettingsPatch = Type.Record(Type.String(), Type.String(), { description: 'MAILSVC_BACKUP_ suffix → value' });
+export const BackupSettingsPatch = Type.Object(
+  {
+    TYPE: Type.Optional(Type.String({ description: 'auto, full or incremental' })),
+    FULL_WEEKDAY: Type.Optional(Type.String({ description: 'Sun … Sat' })),
+    DB_MODE: Type.Optional(Type.String({ description: 'logical (physical is refused by this version)' })),
+    LOCAL_DIR: Type.Optional(Type.String()),
+    RETENTION_DAYS: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.String()])),
+    REMOTE_TARGETS: Type.Optional(Type.String({ description: 'space-separated <remote>:<path>' })),
+    ONCALENDAR: Type.Optional(Type.String({ description: 'systemd calendar expressions separated by ";" or new lines' })),
+    COMPRESSION: Type.Optional(Type.String({ description: 'gzip, zstd or none' })),
+    INCLUDE_REDIS: Type.Optional(Type.String({ description: 'yes or no' })),
+    STORAGE_TYPE: Type.Optional(Type.String({ description: 'local or remote' })),
+    STORAGE_REMOTE_NAME: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false, description: 'any subset of the MAILSVC_BACKUP_ settings; all or nothing' },
+);
 export const BackupSetResultSchema = Type.Object(
   { settings: BackupSettingsSchema, changed: Type.Array(Type.String()), next_step: Type.String({ description: 'what the change needs to take effect' }) },
   { title: 'BackupSetResult' },

@@ -68,7 +68,15 @@ const NEEDS: Record<BackupKey, string> = {
 export async function setBackupSettings(settings: Settings, patch: Record<string, string>, setRetention: (days: number) => Promise<void>, retentionDays: () => Promise<number>): Promise<BackupSetResult> {
   const entries = Object.entries(patch).map(([k, v]) => [backupKey(k), v] as const);
   if (entries.length === 0) throw new AppError('validation', 'nothing to change: give a key and a value');
-  const src: Record<string, string | undefined> = { ...readSettingsFile(settings.configFile), ...process.env };
+  // The settings in force, with the change on top: what the next start reads once the file holds it.
+  const current = settingsView(settings.backup, settings.backup.retentionDays);
+  const src: Record<string, string | undefined> = {
+    ...Object.fromEntries(Object.entries(current).map(([k, v]) => [k === 'MAIL_STORAGE' ? 'MAILSVC_MAIL_STORAGE' : `MAILSVC_BACKUP_${k}`, String(v)])),
+    MAILSVC_BACKUP_ONCALENDAR: settings.backup.onCalendar.join(';'),
+    // Local storage clears the targets when read; the file's own value is what a switch back to remote uses.
+    MAILSVC_BACKUP_REMOTE_TARGETS: readSettingsFile(settings.configFile).MAILSVC_BACKUP_REMOTE_TARGETS ?? process.env.MAILSVC_BACKUP_REMOTE_TARGETS ?? current.REMOTE_TARGETS,
+    MAILSVC_BACKUP_CONFIG_PATHS: settings.backup.configPaths.slice(2).join(' '),
+  };
   for (const [k, v] of entries) src[`MAILSVC_BACKUP_${k}`] = v;
   let next: BackupSettings;
   try {

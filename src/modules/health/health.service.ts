@@ -9,10 +9,19 @@ import { redisReady } from '../../adapters/redis/redis-client.js';
 export type { HealthDetails } from './schema.js';
 import type { HealthDetails } from './schema.js';
 
+/** The newest backup and its last verify, as the backups module reports it. */
+export type BackupSummary = { id: string; completed_at: string; verify_ok: boolean | null; verified_at: string | null };
+
 export class HealthService {
   private readonly startedAt: number;
 
-  constructor(private readonly db: Db, private readonly dialect: DialectName, private readonly redis: Redis | undefined, private readonly clock: Clock) {
+  constructor(
+    private readonly db: Db,
+    private readonly dialect: DialectName,
+    private readonly redis: Redis | undefined,
+    private readonly clock: Clock,
+    private readonly backups: () => Promise<BackupSummary | null> = () => Promise.resolve(null),
+  ) {
     this.startedAt = clock.now();
   }
 
@@ -30,13 +39,15 @@ export class HealthService {
     const version = reachable ? await schemaVersion(this.db).catch(() => null) : null;
     let redisOk: boolean | null = null;
     if (this.redis) redisOk = await this.redis.ping().then((r) => r === 'PONG', () => false);
-    const ok = reachable && version === LATEST_SCHEMA && redisOk !== false;
+    const last = await this.backups().catch(() => null);
+    const ok = reachable && version === LATEST_SCHEMA && redisOk !== false && last?.verify_ok !== false;
     return {
       status: ok ? 'ok' : 'degraded',
       version: SERVICE_VERSION,
       uptime_seconds: Math.floor((this.clock.now() - this.startedAt) / 1000),
       database: { dialect: this.dialect, reachable, schema_version: version, schema_latest: LATEST_SCHEMA },
       redis: { configured: this.redis !== undefined, reachable: redisOk },
+      backups: { last_backup: last?.id ?? null, completed_at: last?.completed_at ?? null, verify_ok: last?.verify_ok ?? null, verified_at: last?.verified_at ?? null },
     };
   }
 }

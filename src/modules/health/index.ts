@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Infra } from '../../infra/index.js';
 import type { RouteKit } from '../route-types.js';
 import { HealthService } from './health.service.js';
+import type { BackupSummary } from './health.service.js';
 
-export type { HealthDetails, HealthService } from './health.service.js';
+export type { BackupSummary, HealthDetails, HealthService } from './health.service.js';
 
-export function createHealthModule(infra: Pick<Infra, 'db' | 'dialect' | 'redis' | 'clock'>) {
-  const service = new HealthService(infra.db, infra.dialect, infra.redis, infra.clock);
+export function createHealthModule(infra: Pick<Infra, 'db' | 'dialect' | 'redis' | 'clock'>, deps: { backups?: () => Promise<BackupSummary | null> } = {}) {
+  const service = new HealthService(infra.db, infra.dialect, infra.redis, infra.clock, deps.backups);
   return { service, routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).healthRoutes(app, service, kit.hooks, kit.errors) };
 }
 export type HealthModule = ReturnType<typeof createHealthModule>;

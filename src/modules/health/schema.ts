@@ -13,6 +13,15 @@ export const HealthDetailsSchema = Type.Object(
       schema_latest: Type.String(),
     }),
     redis: Type.Object({ configured: Type.Boolean(), reachable: Type.Union([Type.Boolean(), Type.Null()]) }),
+    backups: Type.Object(
+      {
+        last_backup: Type.Union([Type.String(), Type.Null()], { description: 'id of the newest complete backup' }),
+        completed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+        verify_ok: Type.Union([Type.Boolean(), Type.Null()], { description: "result of its last `backup verify` (null: not verified yet); false makes the status degraded" }),
+        verified_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      },
+      { description: 'the newest backup and its last verify (read from MAILSVC_BACKUP_LOCAL_DIR)' },
+    ),
   },
   { title: 'HealthDetails' },
 );
