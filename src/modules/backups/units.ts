@@ -1,10 +1,17 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exec } from '../../adapters/exec.js';
 import { AppError } from '../../shared/errors.js';
 import { checkCalendar } from './settings-view.js';
 
 export type Unit = { name: string; text: string };
+
+/** The installed command, or (in a checkout) this node and this CLI: systemd-analyze verify checks that ExecStart exists. */
+function defaultProgram(): string {
+  const installed = '/usr/local/bin/mailsvc';
+  if (existsSync(installed) || !process.argv[1]) return installed;
+  return `${process.execPath} ${process.argv[1]}`;
+}
 
 /** A systemd unit's OnCalendar value carries no newline and no `%` specifier surprise. */
 const calendarLine = (l: string): string => l.replace(/%/g, '%%');
@@ -16,7 +23,7 @@ const calendarLine = (l: string): string => l.replace(/%/g, '%%');
  * second), with Persistent=yes so a run missed while the host was off happens
  * at boot.
  */
-export function renderUnits(onCalendar: readonly string[], program = '/usr/local/bin/mailsvc'): Unit[] {
+export function renderUnits(onCalendar: readonly string[], program = defaultProgram()): Unit[] {
   const service = (what: string, args: string): string =>
     [
       `# Rendered by \`mailsvc backup units\` from MAILSVC_BACKUP_ONCALENDAR; re-render after changing it.`,
