@@ -135,7 +135,7 @@ export async function createArchive(opts: { dir: string; file: string; snapshot:
  * an incremental also removes what was deleted since its parent), keeping
  * names, contents, modes, owners and modification times.
  */
-export async function extractArchive(opts: { file: string; dir: string; compression: Compression; onBytes?: (n: number) => void; signal?: AbortSignal }): Promise<void> {
+export async function extractArchive(opts: { file: string; dir: string; compression: Compression; onBytes?: (n: number) => void; signal?: AbortSignal }): Promise<{ sha256: string }> {
   const tar = spawn('tar', ['--extract', '--file=-', `--directory=${opts.dir}`, '--listed-incremental=/dev/null', '--numeric-owner', '--preserve-permissions'], {
     env: minimalEnv(),
     stdio: ['pipe', 'ignore', 'pipe'],
@@ -145,7 +145,15 @@ export async function extractArchive(opts: { file: string; dir: string; compress
   tar.stderr.setEncoding('utf8').on('data', (d: string) => (tarErr = (tarErr + d).slice(-4000)));
   const tarDone = waitExit(tar, 'tar', () => tarErr);
   const input = createReadStream(opts.file);
-  const count = counter((n) => opts.onBytes?.(n));
+  // The archive's sha256, computed as it is read: a caller checks it against the manifest without a second pass.
+  const hash = createHash('sha256');
+  const count = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash.update(chunk);
+      opts.onBytes?.(chunk.length);
+      cb(null, chunk);
+    },
+  });
   if (opts.compression === 'none') {
     await pipeline(input, count, tar.stdin).catch((err: unknown) => abandon([tar], [tarDone], err));
   } else {
@@ -160,6 +168,7 @@ export async function extractArchive(opts: { file: string; dir: string; compress
   }
   const code = await tarDone;
   if (code !== 0) throw new TarError(`tar exited ${code} while extracting: ${tarErr.trim().split('\n').slice(-3).join(' | ')}`);
+  return { sha256: hash.digest('hex') };
 }
 
 /** Plain `tar --create` of absolute paths (the configuration set): exists-checked by the caller; members keep their absolute names minus the leading "/". */

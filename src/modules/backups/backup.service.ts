@@ -165,7 +165,7 @@ export class BackupService {
     const steps: string[] = [];
     try {
       progress(0, 'checking the chain against its manifests');
-      const items = await resolveChain(source);
+      const items = await resolveChain(source, { deferMail: what.files });
       const last = items.at(-1)?.manifest;
       if (!last) throw new AppError('validation', 'the chain is empty');
       steps.push(`checked ${items.length} backup(s): ${items.map((i) => i.manifest.id).join(' → ')}`);
