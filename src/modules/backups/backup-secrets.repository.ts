@@ -7,7 +7,12 @@ export const ENCRYPTION_KEY = 'encryption_key';
 
 /** The sealed backup secrets (table backup_secrets). Values are opened only to hand them to rclone. */
 export class BackupSecrets {
-  constructor(private readonly db: Db, private readonly box: SecretBox) {}
+  // The box is reached on first use: a restore on a fresh host (no key file yet) never needs it.
+  constructor(private readonly db: Db, private readonly boxOf: () => SecretBox) {}
+
+  private get box(): SecretBox {
+    return this.boxOf();
+  }
 
   async get(name: string): Promise<string | null> {
     const row = await this.db.selectFrom('backup_secrets').select('value').where('name', '=', name).executeTakeFirst();

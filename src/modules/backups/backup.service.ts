@@ -101,7 +101,7 @@ export class BackupService {
     }
     const all = this.manifests();
     const ids = new Set(all.map((m) => m.id));
-    return all.find((m) => m.chain.every((id) => ids.has(id)) && existsSync(join(this.dir, m.id, 'mail.snar')) && m.compression !== undefined) ?? null;
+    return all.find((m) => m.chain.every((id) => ids.has(id)) && existsSync(join(this.dir, m.id, 'mail.snar'))) ?? null;
   }
 
   async run(opts: { full?: boolean }, progress: Progress, signal?: AbortSignal): Promise<BackupRecord & { removed: string[]; remote: string[]; warnings: string[] }> {

@@ -26,7 +26,7 @@ const readTarVersion = (): Promise<string> => (tarVersion ??= exec('tar', ['--ve
 
 export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'dialect' | 'redis' | 'helper' | 'box' | 'log'>, deps: { retention: RetentionLimit; runner: JobRunner }) {
   const { settings } = infra;
-  const remote = new RemoteCopier(settings, infra.db, infra.box);
+  const remote = new RemoteCopier(settings, infra.db, () => infra.box);
   const service = new BackupService({
     settings,
     db: infra.db,

@@ -24,7 +24,7 @@ const CREDENTIAL = 'remote:';
 export class RemoteCopier {
   readonly secrets: BackupSecrets;
 
-  constructor(private readonly settings: Settings, db: Db, box: SecretBox) {
+  constructor(private readonly settings: Settings, db: Db, box: () => SecretBox) {
     this.secrets = new BackupSecrets(db, box);
   }
 
