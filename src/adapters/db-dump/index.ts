@@ -76,6 +76,14 @@ export async function dumpDatabase(settings: DumpSettings, file: string, opts: D
         } finally {
           src.close();
         }
+        // The copy inherits WAL mode, and a reader of a WAL file leaves -wal/-shm files beside it:
+        // a dump is one self-contained file.
+        const copy = new Sqlite(file);
+        try {
+          copy.pragma('journal_mode = DELETE');
+        } finally {
+          copy.close();
+        }
         return;
       }
       case 'postgres': {
