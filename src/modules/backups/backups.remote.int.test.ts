@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createTestDatabase } from '../../../test/helpers/dialects.js';
 import { expectOk, json, runCli } from '../../../test/helpers/cli.js';
 import { backupEnv, makeMailStorage, seedRows, tableRows, treeSnapshot } from '../../../test/helpers/backups.js';
+import type { BackupEnv } from '../../../test/helpers/backups.js';
 import { startRcloneServer } from '../../../test/helpers/rclone-serve.js';
 
 describe('backups to remotes (rclone serve sftp and webdav on 127.0.0.1)', () => {
@@ -23,6 +24,8 @@ describe('backups to remotes (rclone serve sftp and webdav on 127.0.0.1)', () =>
       RCLONE_CONFIG_DAV_USER: dav.user,
       RCLONE_CONFIG_DAV_PASS: dav.obscured,
     };
+    const extra: string[] = [];
+    const track = (e: BackupEnv): BackupEnv => (extra.push(e.dir), e);
     const t = backupEnv(db.url, { MAILSVC_BACKUP_STORAGE_TYPE: 'remote', MAILSVC_BACKUP_REMOTE_TARGETS: 'offsite:mail-backups dav:mail-backups', ...remoteEnv });
     try {
       expectOk(await t.cli(['db', 'migrate']));
@@ -63,7 +66,7 @@ describe('backups to remotes (rclone serve sftp and webdav on 127.0.0.1)', () =>
       expect(rows).not.toContain(sftp.password);
 
       // A fresh host: another data directory, an empty database, no local backups; the key and the remote's settings only.
-      const h = backupEnv(fresh.url, { ...remoteEnv, MAILSVC_SECRET_KEY: '', RCLONE_CONFIG_OFFSITE_PASS: sftp.obscured, MAILSVC_BACKUP_ENCRYPTION_KEY: secret, MAILSVC_MAIL_STORAGE: join(t.dir, 'restored-vmail') });
+      const h = track(backupEnv(fresh.url, { ...remoteEnv, MAILSVC_SECRET_KEY: '', RCLONE_CONFIG_OFFSITE_PASS: sftp.obscured, MAILSVC_BACKUP_ENCRYPTION_KEY: secret, MAILSVC_MAIL_STORAGE: join(t.dir, 'restored-vmail') }));
       const fetched = await h.cli(['backup', 'fetch', 'offsite:mail-backups', String(inc.id), '--json'], 180_000);
       expectOk(fetched);
       expect(JSON.parse(fetched.stdout)).toEqual([f.id, inc.id]);
@@ -73,14 +76,12 @@ describe('backups to remotes (rclone serve sftp and webdav on 127.0.0.1)', () =>
       expect(await tableRows(fresh.url, 'sqlite', ['audit_log', 'jobs'])).toEqual(before);
 
       // With a wrong key, nothing readable comes back.
-      const w = backupEnv(fresh.url, { ...remoteEnv, RCLONE_CONFIG_OFFSITE_PASS: sftp.obscured, MAILSVC_BACKUP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') });
+      const w = track(backupEnv(fresh.url, { ...remoteEnv, RCLONE_CONFIG_OFFSITE_PASS: sftp.obscured, MAILSVC_BACKUP_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') }));
       const bad = await w.cli(['backup', 'fetch', 'offsite:mail-backups', String(inc.id)], 180_000);
       expect(bad.code).not.toBe(0);
       expect(existsSync(join(w.local, String(inc.id), 'manifest.json'))).toBe(false);
-      rmSync(h.dir, { recursive: true, force: true });
-      rmSync(w.dir, { recursive: true, force: true });
     } finally {
-      rmSync(t.dir, { recursive: true, force: true });
+      for (const d of [t.dir, ...extra]) rmSync(d, { recursive: true, force: true });
       await db.drop();
       await fresh.drop();
       await sftp.stop();

@@ -21,10 +21,13 @@ describe('backup types, compression and what a backup holds', () => {
       const b = json(await t.cli(['backup', 'run', '--json']));
       expect([a.type, b.type, b.parent]).toEqual(['full', 'incremental', a.id]);
       const o = backupEnv(db.url, { MAILSVC_BACKUP_TYPE: 'auto', MAILSVC_BACKUP_FULL_WEEKDAY: other, MAILSVC_MAIL_STORAGE: t.mail });
-      const c = json(await o.cli(['backup', 'run', '--json']));
-      const d = json(await o.cli(['backup', 'run', '--json']));
-      expect([c.type, d.type, d.parent]).toEqual(['full', 'incremental', c.id]);
-      rmSync(o.dir, { recursive: true, force: true });
+      try {
+        const c = json(await o.cli(['backup', 'run', '--json']));
+        const d = json(await o.cli(['backup', 'run', '--json']));
+        expect([c.type, d.type, d.parent]).toEqual(['full', 'incremental', c.id]);
+      } finally {
+        rmSync(o.dir, { recursive: true, force: true });
+      }
     } finally {
       rmSync(t.dir, { recursive: true, force: true });
       await db.drop();
