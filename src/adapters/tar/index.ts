@@ -122,7 +122,7 @@ export async function createArchive(opts: { dir: string; file: string; snapshot:
     const compDone = waitExit(comp, c.file, () => compErr);
     await Promise.all([pipeline(tar.stdout, count, comp.stdin), pipeline(comp.stdout, hashing, out)]).catch((err: unknown) => abandon([tar, comp], [tarDone, compDone], err));
     const code = await compDone;
-    if (code !== 0) throw new TarError(`${c.file} exited ${code}: ${compErr.trim().slice(-300)}`);
+    if (code !== 0) await abandon([tar], [tarDone], new TarError(`${c.file} exited ${code}: ${compErr.trim().slice(-300)}`));
   }
   const code = await tarDone;
   if (code !== 0 && code !== 1) throw new TarError(`tar exited ${code}: ${tarErr.trim().split('\n').slice(-3).join(' | ')}`);
@@ -164,7 +164,8 @@ export async function extractArchive(opts: { file: string; dir: string; compress
     const decDone = waitExit(dec, c.file, () => decErr);
     await Promise.all([pipeline(input, count, dec.stdin), pipeline(dec.stdout, tar.stdin)]).catch((err: unknown) => abandon([tar, dec], [tarDone, decDone], err));
     const code = await decDone;
-    if (code !== 0) throw new TarError(`${c.file} exited ${code}: ${decErr.trim().slice(-300)}`);
+    // tar must be gone before the caller removes what it was writing into.
+    if (code !== 0) await abandon([tar], [tarDone], new TarError(`${c.file} exited ${code}: ${decErr.trim().slice(-300)}`));
   }
   const code = await tarDone;
   if (code !== 0) throw new TarError(`tar exited ${code} while extracting: ${tarErr.trim().split('\n').slice(-3).join(' | ')}`);
