@@ -19,6 +19,7 @@ import { installCommands } from '../modules/install/commands.js';
 import { statsCommands } from '../modules/stats/commands.js';
 import { reportCommands } from '../modules/report/commands.js';
 import { dnsCommands } from '../modules/dns/commands.js';
+import { backupCommands } from '../modules/backups/commands.js';
 import { runModule, runModuleIfMigrated } from './cli-runner.js';
 
 /**
@@ -46,5 +47,7 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   // The report shows a database or Redis that is away or unmigrated: it checks neither first.
   (p) => reportCommands(p, runModule((m) => m.report(), { schema: false })),
   (p) => dnsCommands(p, runModule((m) => m.dns()), () => progressView()),
+  // restore, fetch and units run on a fresh host too: no schema check (the restore migrates what it restored).
+  (p) => backupCommands(p, runModule((m) => m.backups(), { redis: true }), runModule((m) => m.backups(), { schema: false }), () => progressView()),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

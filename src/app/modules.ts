@@ -3,6 +3,7 @@ import type { Infra } from '../infra/index.js';
 import type { AccountLookup, AccountsModule } from '../modules/accounts/index.js';
 import type { AliasesModule } from '../modules/aliases/index.js';
 import type { BansModule } from '../modules/bans/index.js';
+import type { BackupsModule } from '../modules/backups/index.js';
 import type { FirewallModule } from '../modules/firewall/index.js';
 import type { AppPasswordsModule } from '../modules/app-passwords/index.js';
 import type { AdminDeps } from '../modules/auth/commands.js';
@@ -58,7 +59,7 @@ export class Modules {
   health(): Promise<HealthModule> {
     return this.once('health', async () => {
       const [{ createHealthModule }, report] = await Promise.all([import('../modules/health/index.js'), this.report()]);
-      return createHealthModule(this.infra, { components: report.service });
+      return createHealthModule(this.infra, { components: report.service, backups: async () => (await this.backups()).health.lastBackup() });
     });
   }
   sms(): Promise<SmsModule> {
@@ -285,6 +286,18 @@ export class Modules {
     });
   }
 
+  backups(): Promise<BackupsModule> {
+    return this.once('backups', async () => {
+      const [{ createBackupsModule }, jobs] = await Promise.all([import('../modules/backups/index.js'), this.jobs()]);
+      // The limits are read when used: a restore on a fresh host has no limits table yet.
+      const retention = {
+        get: async () => (await this.limits()).service.value('backup-retention-days'),
+        set: async (days: number) => void (await (await this.limits()).service.update({ 'backup-retention-days': days })),
+      };
+      return createBackupsModule(this.infra, { retention, runner: jobs.runner });
+    });
+  }
+
   /** What `admin mfa reset` needs. */
   async admin(): Promise<AdminDeps> {
     const [mfa, auth] = await Promise.all([this.mfa(), this.auth()]);
@@ -313,6 +326,7 @@ export class Modules {
       this.stats(),
       this.dns(),
       ...(this.infra.settings.enableWebPanel ? [this.panel()] : []),
+      this.backups(),
     ]);
   }
 

@@ -18,6 +18,8 @@ import { loadStatsSettings } from './stats-settings.js';
 import type { StatsSettings } from './stats-settings.js';
 import { loadDnsSettings } from './dns-settings.js';
 import type { DnsSettings } from './dns-settings.js';
+import { loadBackupSettings } from './backup-settings.js';
+import type { BackupSettings } from './backup-settings.js';
 
 export { SettingsError };
 
@@ -82,6 +84,8 @@ export type Settings = Readonly<{
   jails: JailSettings;
   /** DNS, DKIM, Cloudflare, SRS and deliverability settings (docs/dns.md). */
   dns: DnsSettings;
+  /** MAILSVC_BACKUP_* and MAILSVC_MAIL_STORAGE. */
+  backup: BackupSettings;
   /** Each limit key's default: its MAILSVC_<KEY> setting, else the built-in value (a stored value wins at run time). */
   limitDefaults: LimitValues;
   /** Update channels, feeds, the installation root (docs/updates.md). */
@@ -235,6 +239,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     helper,
     jails: helper.jails,
     dns: loadDnsSettings(src),
+    backup: loadBackupSettings(src, dataDir, configFile),
     limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
     updates: loadUpdateSettings(src, layout.root, (k, d) => bool(src, k, d), (k, d, lo, hi) => int(src, k, d, lo, hi)),
     stats: loadStatsSettings(src),

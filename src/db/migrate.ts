@@ -9,6 +9,7 @@ import * as m0006 from './migrations/0006_limits.js';
 import * as m0007 from './migrations/0007_routing.js';
 import * as m0008 from './migrations/0008_admin_fingerprint.js';
 import * as m0009 from './migrations/0009_bans_firewall.js';
+import * as m0010 from './migrations/0010_backup_secrets.js';
 import * as m0011 from './migrations/0011_dns.js';
 import * as m0012 from './migrations/0012_stats.js';
 import * as m0013 from './migrations/0013_service_settings.js';
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0007_routing': m0007,
   '0008_admin_fingerprint': m0008,
   '0009_bans_firewall': m0009,
+  '0010_backup_secrets': m0010,
   '0011_dns': m0011,
   '0012_stats': m0012,
   '0013_service_settings': m0013,

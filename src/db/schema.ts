@@ -216,6 +216,8 @@ export type Database = {
   dns_sync: DnsSyncTable;
   deliverability_reports: DeliverabilityReportTable;
   panel_sessions: PanelSessionTable;
+  /** Sealed backup secrets: the remote encryption key, remote credentials. */
+  backup_secrets: { name: string; value: string; created_at: number; shown_at: number | null };
 };
 
 /** A web-panel session: the cookie's id is kept only as its SHA-256; times in ms. */

@@ -10,6 +10,7 @@ export const SEALED_COLUMNS = [
   { table: 'service_keys', key: 'name', column: 'value' },
   { table: 'dkim_keys', key: 'id', column: 'private_key' },
   { table: 'dns_sync', key: 'domain', column: 'api_token' },
+  { table: 'backup_secrets', key: 'name', column: 'value' },
 ] as const;
 
 export function sealContext(table: string, key: string | number, column: string): string {

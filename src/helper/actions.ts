@@ -245,6 +245,14 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
     },
   ],
   [
+    'postfix-stop',
+    { summary: 'stop Postfix (no mail accepted) around a restore', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'stop'], timeoutMs: 60_000 }) },
+  ],
+  [
+    'postfix-start',
+    { summary: 'start Postfix again after a restore', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'start'], timeoutMs: 60_000 }) },
+  ],
+  [
     'nft-list-ruleset',
     { summary: 'the whole nftables ruleset as JSON (nft -j list ruleset), read only', params: [], command: () => ({ file: 'nft', args: ['-j', 'list', 'ruleset'], timeoutMs: 30_000 }) },
   ],

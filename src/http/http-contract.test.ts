@@ -46,6 +46,7 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'GET /admin/settings', 'PATCH /admin/settings', 'POST /admin/settings/check-update', 'POST /admin/settings/apply-update',
         'POST /domains/{domain}/dkim', 'GET /domains/{domain}/dns-plan', 'GET /domains/{domain}/dns-sync', 'PUT /domains/{domain}/dns-sync',
         'POST /domains/{domain}/dns-sync/run', 'POST /domains/{domain}/deliverability', 'GET /domains/{domain}/deliverability',
+        'GET /admin/backups', 'POST /admin/backups', 'GET /admin/backups/settings', 'PATCH /admin/backups/settings', 'POST /admin/backups/verify',
       ].sort(),
     );
     // The new routes carry their schemas: the key's body, the answer shown once, the scopes as an enum.

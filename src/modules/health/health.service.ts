@@ -10,6 +10,9 @@ export type { HealthDetails } from './schema.js';
 import type { HealthDetails } from './schema.js';
 import type { ComponentProbe } from '../report/index.js';
 
+/** The newest backup and its last verify, as the backups module reports it. */
+export type BackupSummary = { id: string; completed_at: string; verify_ok: boolean | null; verified_at: string | null };
+
 export class HealthService {
   private readonly startedAt: number;
 
@@ -19,6 +22,7 @@ export class HealthService {
     private readonly redis: Redis | undefined,
     private readonly clock: Clock,
     private readonly probes?: ComponentProbe,
+    private readonly backups: () => Promise<BackupSummary | null> = () => Promise.resolve(null),
   ) {
     this.startedAt = clock.now();
   }
@@ -39,7 +43,8 @@ export class HealthService {
     const version = reachable ? await schemaVersion(this.db).catch(() => null) : null;
     let redisOk: boolean | null = null;
     if (this.redis) redisOk = await this.redis.ping().then((r) => r === 'PONG', () => false);
-    const ok = reachable && version === LATEST_SCHEMA && redisOk !== false;
+    const last = await this.backups().catch(() => null);
+    const ok = reachable && version === LATEST_SCHEMA && redisOk !== false && last?.verify_ok !== false;
     return {
       status: ok ? 'ok' : 'degraded',
       version: SERVICE_VERSION,
@@ -47,6 +52,7 @@ export class HealthService {
       database: { dialect: this.dialect, reachable, schema_version: version, schema_latest: LATEST_SCHEMA },
       redis: { configured: this.redis !== undefined, reachable: redisOk },
       components: Object.fromEntries((await components).map((c) => [c.name, { status: c.status, detail: c.detail }])),
+      backups: { last_backup: last?.id ?? null, completed_at: last?.completed_at ?? null, verify_ok: last?.verify_ok ?? null, verified_at: last?.verified_at ?? null },
     };
   }
 }

@@ -18,6 +18,15 @@ export const HealthDetailsSchema = Type.Object(
       Type.Object({ status: Type.Union([Type.Literal('up'), Type.Literal('down'), Type.Literal('unknown')]), detail: Type.Union([Type.String(), Type.Null()]) }),
       { description: 'Each component (database, redis, postfix, dovecot, rspamd, fail2ban, nftables, postsrsd) by its own probe; unknown: could not tell (no answer in time, not installed, no systemd)' },
     ),
+    backups: Type.Object(
+      {
+        last_backup: Type.Union([Type.String(), Type.Null()], { description: 'id of the newest complete backup' }),
+        completed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+        verify_ok: Type.Union([Type.Boolean(), Type.Null()], { description: "result of its last `backup verify` (null: not verified yet); false makes the status degraded" }),
+        verified_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      },
+      { description: 'the newest backup and its last verify (read from MAILSVC_BACKUP_LOCAL_DIR)' },
+    ),
   },
   { title: 'HealthDetails' },
 );

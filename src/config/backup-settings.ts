@@ -1,0 +1,82 @@
+import { isAbsolute, join } from 'node:path';
+import { SettingsError } from './settings-error.js';
+
+export const BACKUP_WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
+export const BACKUP_COMPRESSIONS = ['gzip', 'zstd', 'none'] as const;
+
+export type BackupSettings = Readonly<{
+  /** MAILSVC_BACKUP_TYPE: auto (full on FULL_WEEKDAY, else incremental), full, or incremental (full when no chain exists). */
+  type: 'auto' | 'full' | 'incremental';
+  fullWeekday: (typeof BACKUP_WEEKDAYS)[number];
+  dbMode: 'logical' | 'physical';
+  localDir: string;
+  retentionDays: number;
+  /** `<remote>:<path>` entries; empty when STORAGE_TYPE=local (the spec: local clears the targets). */
+  remoteTargets: string[];
+  /** systemd OnCalendar expressions, one per line. */
+  onCalendar: string[];
+  compression: (typeof BACKUP_COMPRESSIONS)[number];
+  includeRedis: boolean;
+  storageType: 'local' | 'remote';
+  storageRemoteName: string | undefined;
+  /** MAILSVC_MAIL_STORAGE: the root of Dovecot's mail location. */
+  mailStorage: string;
+  /** Configuration a restore on a fresh host needs, besides the settings file and the key file. */
+  configPaths: string[];
+}>;
+
+type Source = Record<string, string | undefined>;
+const val = (src: Source, key: string): string | undefined => (src[key] === undefined || src[key] === '' ? undefined : src[key]);
+
+function oneOf<T extends string>(src: Source, key: string, values: readonly T[], dflt: T): T {
+  const v = val(src, key) ?? dflt;
+  const hit = values.find((x) => x.toLowerCase() === v.toLowerCase());
+  if (!hit) throw new SettingsError(key, `must be one of ${values.join(', ')}, got "${v}"`);
+  return hit;
+}
+
+function absolute(src: Source, key: string, dflt: string): string {
+  const v = val(src, key) ?? dflt;
+  if (!isAbsolute(v)) throw new SettingsError(key, `must be an absolute path, got "${v}"`);
+  return v.replace(/\/+$/, '') || '/';
+}
+
+/** A `<remote>:<path>` entry as rclone names it: the remote a config name, never an option or a local path. */
+export function parseRemoteTarget(entry: string): { remote: string; path: string } | null {
+  const m = /^([A-Za-z0-9_][A-Za-z0-9_.-]{0,63}):([^\s]*)$/.exec(entry);
+  return m ? { remote: m[1] ?? '', path: m[2] ?? '' } : null;
+}
+
+export function loadBackupSettings(src: Source, dataDir: string, configFile: string): BackupSettings {
+  const p = 'MAILSVC_BACKUP_';
+  const storageType = oneOf(src, `${p}STORAGE_TYPE`, ['local', 'remote'] as const, 'local');
+  const storageRemoteName = val(src, `${p}STORAGE_REMOTE_NAME`);
+  let remoteTargets = (val(src, `${p}REMOTE_TARGETS`) ?? '').split(/\s+/).filter(Boolean);
+  for (const t of remoteTargets) if (!parseRemoteTarget(t)) throw new SettingsError(`${p}REMOTE_TARGETS`, `"${t}" is not <remote>:<path> (an rclone remote name, a colon, a path)`);
+  if (storageType === 'local') remoteTargets = [];
+  else if (remoteTargets.length === 0) {
+    if (!storageRemoteName || !parseRemoteTarget(`${storageRemoteName}:`)) throw new SettingsError(`${p}STORAGE_TYPE`, 'remote needs MAILSVC_BACKUP_REMOTE_TARGETS or MAILSVC_BACKUP_STORAGE_REMOTE_NAME (an rclone remote name)');
+    remoteTargets = [`${storageRemoteName}:mailsvc-backups`];
+  }
+  const retention = val(src, `${p}RETENTION_DAYS`) ?? '14';
+  if (!/^\d+$/.test(retention) || Number(retention) < 1 || Number(retention) > 36_500) throw new SettingsError(`${p}RETENTION_DAYS`, 'must be a whole number of days from 1 to 36500');
+  const onCalendar = (val(src, `${p}ONCALENDAR`) ?? '*-*-* 02:30:00').split(/\r?\n|;/).map((l) => l.trim()).filter(Boolean);
+  const mailStorage = absolute(src, 'MAILSVC_MAIL_STORAGE', '/var/vmail');
+  const configPaths = (val(src, `${p}CONFIG_PATHS`) ?? '/etc/postfix /etc/dovecot /etc/rspamd/local.d /etc/fail2ban/jail.d /etc/opendkim /etc/letsencrypt').split(/\s+/).filter(Boolean);
+  for (const c of configPaths) if (!isAbsolute(c)) throw new SettingsError(`${p}CONFIG_PATHS`, `"${c}" is not an absolute path`);
+  return Object.freeze({
+    type: oneOf(src, `${p}TYPE`, ['auto', 'full', 'incremental'] as const, 'auto'),
+    fullWeekday: oneOf(src, `${p}FULL_WEEKDAY`, BACKUP_WEEKDAYS, 'Sun'),
+    dbMode: oneOf(src, `${p}DB_MODE`, ['logical', 'physical'] as const, 'logical'),
+    localDir: absolute(src, `${p}LOCAL_DIR`, '/var/backups/mailsvc'),
+    retentionDays: Number(retention),
+    remoteTargets,
+    onCalendar,
+    compression: oneOf(src, `${p}COMPRESSION`, BACKUP_COMPRESSIONS, 'gzip'),
+    includeRedis: oneOf(src, `${p}INCLUDE_REDIS`, ['yes', 'no'] as const, 'no') === 'yes',
+    storageType,
+    storageRemoteName,
+    mailStorage,
+    configPaths: [configFile, join(dataDir, 'secret.key'), ...configPaths],
+  });
+}

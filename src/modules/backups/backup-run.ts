@@ -1,0 +1,141 @@
+import { copyFileSync, existsSync, fsyncSync, closeSync, openSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { archiveSuffix, createArchive, createPlainArchive } from '../../adapters/tar/index.js';
+import type { Settings } from '../../config/settings.js';
+import type { Db, DialectName } from '../../db/database.js';
+import { appliedSchema } from '../../db/migrate.js';
+import { AppError } from '../../shared/errors.js';
+import { SERVICE_VERSION } from '../../shared/version.js';
+import { dumpWithCounts } from './db-snapshot.js';
+import { MANIFEST, checkArtifacts, sha256File } from './manifest.js';
+import type { Artifact, Manifest } from './manifest.js';
+import { copyRedisSnapshot } from './redis-snapshot.js';
+import { formatBytes, treeStats } from './walk.js';
+
+export type Progress = (fraction: number, message: string) => void;
+
+export type RunDeps = { settings: Settings; db: Db; dialect: DialectName; redis: Redis | undefined; tarVersion: string };
+
+const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+/** `20261123-154428-123-full`: sorts in time order, readable, safe as a directory name. */
+export function backupId(now: Date, type: Manifest['type']): string {
+  const d = now;
+  return `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}-${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}${pad(d.getUTCSeconds())}-${pad(d.getUTCMilliseconds(), 3)}-${type === 'full' ? 'full' : 'incr'}`;
+}
+
+const dumpName = (dialect: DialectName): string => (dialect === 'sqlite' ? 'database.sqlite' : dialect === 'postgres' ? 'database.pgdump' : 'database.sql');
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Writes one backup into `<LOCAL_DIR>/.tmp-<id>`, checks every artifact
+ * against the manifest it just wrote, and only then renames the directory to
+ * `<LOCAL_DIR>/<id>`: a backup directory without the `.tmp-` prefix is always
+ * complete. `parent` is the newest complete backup to build an incremental on,
+ * or null for a full.
+ */
+export async function writeBackup(deps: RunDeps, parent: Manifest | null, now: Date, progress: Progress, signal?: AbortSignal): Promise<Manifest> {
+  const s = deps.settings.backup;
+  const type: Manifest['type'] = parent ? 'incremental' : 'full';
+  const id = backupId(now, type);
+  const tmp = join(s.localDir, `.tmp-${id}`);
+  const final = join(s.localDir, id);
+  if (!existsSync(s.mailStorage) || !statSync(s.mailStorage).isDirectory()) {
+    throw new AppError('bad_request', `the mail storage ${s.mailStorage} does not exist; set MAILSVC_MAIL_STORAGE to Dovecot's mail location`);
+  }
+  if (s.dbMode === 'physical') throw new AppError('bad_request', 'MAILSVC_BACKUP_DB_MODE=physical is not supported by this version; use logical');
+  mkdirSync(tmp, { recursive: true, mode: 0o700 });
+  const timings: Record<string, number> = {};
+  const artifacts: Artifact[] = [];
+  const warnings: string[] = [];
+  const t0 = Date.now();
+  try {
+    // Mail first: it is the bulk of the time, so it gets 0..0.85 of the progress.
+    progress(0, 'counting the mail storage');
+    const tree = await treeStats(s.mailStorage);
+    const snapshot = join(tmp, 'mail.snar');
+    if (parent) copyFileSync(join(s.localDir, parent.id, 'mail.snar'), snapshot);
+    const mailFile = `mail${archiveSuffix(s.compression)}`;
+    let lastReport = 0;
+    const mail = await createArchive({
+      dir: s.mailStorage,
+      file: join(tmp, mailFile),
+      snapshot,
+      compression: s.compression,
+      signal,
+      onProgress: (p) => {
+        if (Date.now() - lastReport < 1000) return;
+        lastReport = Date.now();
+        progress(0.85 * Math.min(1, tree.tarBytes === 0 ? 1 : p.bytes / tree.tarBytes), `mail: ${formatBytes(Math.min(p.bytes, tree.tarBytes))} of ${formatBytes(tree.tarBytes)}, ${p.files} of ${tree.files} files`);
+      },
+    });
+    if (mail.changedWhileRead.length > 0) warnings.push(`${mail.changedWhileRead.length} mail files changed or vanished while they were read (a live mailbox); the archive holds each as tar found it`);
+    artifacts.push({ name: mailFile, kind: 'mail', size: mail.size, sha256: mail.sha256 });
+    artifacts.push({ name: 'mail.snar', kind: 'snapshot', size: statSync(snapshot).size, sha256: await sha256File(snapshot) });
+    timings.mail = Date.now() - t0;
+
+    progress(0.86, 'dumping the database');
+    const t1 = Date.now();
+    const dump = join(tmp, dumpName(deps.dialect));
+    const tables = await dumpWithCounts(deps.settings.databaseUrl, deps.dialect, deps.db, dump, signal);
+    artifacts.push({ name: dumpName(deps.dialect), kind: 'database', size: statSync(dump).size, sha256: await sha256File(dump) });
+    timings.database = Date.now() - t1;
+    const schema = await appliedSchema(deps.db).catch(() => null);
+
+    progress(0.9, 'copying the configuration');
+    const configPaths = s.configPaths.filter((p) => existsSync(p));
+    if (configPaths.length > 0) {
+      const conf = await createPlainArchive({ paths: configPaths, file: join(tmp, 'config.tar'), compression: 'none' });
+      artifacts.push({ name: 'config.tar', kind: 'config', size: conf.size, sha256: conf.sha256 });
+    }
+
+    if (s.includeRedis) {
+      progress(0.92, 'saving Redis (BGSAVE)');
+      if (!deps.redis) throw new AppError('bad_request', 'MAILSVC_BACKUP_INCLUDE_REDIS=yes needs MAILSVC_REDIS_URL');
+      const rdb = join(tmp, 'redis.rdb');
+      await copyRedisSnapshot(deps.redis, rdb, signal);
+      artifacts.push({ name: 'redis.rdb', kind: 'redis', size: statSync(rdb).size, sha256: await sha256File(rdb) });
+    }
+
+    const manifest: Manifest = {
+      format: 1,
+      id,
+      type,
+      parent: parent?.id ?? null,
+      chain: [...(parent?.chain ?? []), id],
+      created_at: now.toISOString(),
+      completed_at: new Date().toISOString(),
+      versions: { mailsvc: SERVICE_VERSION, tar: deps.tarVersion },
+      compression: s.compression,
+      mail: { root: s.mailStorage, files: tree.files, bytes: tree.bytes, changed_while_read: mail.changedWhileRead.length },
+      database: { dialect: deps.dialect, mode: s.dbMode, schema, tables },
+      redis: { included: s.includeRedis },
+      config: { paths: configPaths },
+      artifacts,
+      timings_ms: { ...timings, total: Date.now() - t0 },
+      warnings,
+    };
+    writeFileSync(join(tmp, MANIFEST), JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
+    progress(0.95, 'checking the backup against its manifest');
+    for (const a of [...artifacts.map((x) => x.name), MANIFEST]) fsyncPath(join(tmp, a));
+    const problems = await checkArtifacts(tmp, manifest);
+    if (problems.length > 0) throw new Error(`the backup does not match its own manifest: ${problems.join('; ')}`);
+    renameSync(tmp, final);
+    fsyncPath(s.localDir);
+    return manifest;
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    if (err instanceof Error && /ENOSPC/.test(err.message + String((err as NodeJS.ErrnoException).code))) {
+      throw new AppError('internal', `no space left in ${s.localDir}: the partial backup was removed, earlier backups are untouched; free space or move MAILSVC_BACKUP_LOCAL_DIR`);
+    }
+    throw err;
+  }
+}

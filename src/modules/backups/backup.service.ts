@@ -1,0 +1,208 @@
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import type { HelperClient } from '../../adapters/helper-client.js';
+import { restoreDatabase } from '../../adapters/db-dump/index.js';
+import type { Settings } from '../../config/settings.js';
+import type { Db, DialectName } from '../../db/database.js';
+import { createDb } from '../../db/database.js';
+import { migrateToLatest } from '../../db/migrate.js';
+import { AppError } from '../../shared/errors.js';
+import { writeBackup } from './backup-run.js';
+import type { Progress } from './backup-run.js';
+import { groupChains, retentionPlan } from './chain.js';
+import { takeLock } from './lock.js';
+import { MANIFEST, VERIFY_FILE, readManifest, readVerify } from './manifest.js';
+import type { Manifest } from './manifest.js';
+import { extractChain, resolveChain, swapIn } from './restore.js';
+import { verifyChain } from './verify.js';
+import type { BackupRecord, RestoreReport, VerifyReport } from './schema.js';
+
+export type BackupDeps = {
+  settings: Settings;
+  db: Db;
+  dialect: DialectName;
+  redis: Redis | undefined;
+  helper: HelperClient;
+  /** Days backups are kept: the limit `backup-retention-days` (MAILSVC_BACKUP_RETENTION_DAYS by default). */
+  retentionDays: () => Promise<number>;
+  /** Copies a finished backup to the remote targets (null: none configured). */
+  remote: ((dir: string, id: string, progress: Progress) => Promise<string[]>) | null;
+  tarVersion: () => Promise<string>;
+  now?: () => Date;
+};
+
+const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+
+export class BackupService {
+  constructor(private readonly d: BackupDeps) {}
+
+  get localDir(): string {
+    return this.d.settings.backup.localDir;
+  }
+  private get dir(): string {
+    return this.d.settings.backup.localDir;
+  }
+  private now(): Date {
+    return this.d.now?.() ?? new Date();
+  }
+
+  /** Complete backups (a manifest, not `.tmp-`), newest first, read from LOCAL_DIR, never from the database. */
+  manifests(): Manifest[] {
+    if (!existsSync(this.dir)) return [];
+    const out: Manifest[] = [];
+    for (const name of readdirSync(this.dir)) {
+      if (name.startsWith('.') || !existsSync(join(this.dir, name, MANIFEST))) continue;
+      try {
+        out.push(readManifest(join(this.dir, name)));
+      } catch {
+        // Not ours, or damaged: never listed, never restored from; verify reports damage of listed ones.
+      }
+    }
+    return out.sort((a, b) => b.id.localeCompare(a.id));
+  }
+
+  record(m: Manifest): BackupRecord {
+    const v = readVerify(join(this.dir, m.id));
+    const size = m.artifacts.reduce((n, a) => n + a.size, 0);
+    return { id: m.id, path: join(this.dir, m.id), type: m.type, parent: m.parent, created_at: m.created_at, completed_at: m.completed_at, size, files: m.mail.files, verified_at: v?.verified_at ?? null, verify_ok: v?.verify_ok ?? null };
+  }
+
+  list(): BackupRecord[] {
+    return this.manifests().map((m) => this.record(m));
+  }
+
+  chains(): { full: string; backups: BackupRecord[] }[] {
+    return groupChains(this.manifests()).map((c) => ({ full: c.full, backups: c.members.map((m) => this.record(m)) }));
+  }
+
+  /** Refuses at once (409 / exit 3) while another run holds the lock; used before a job is queued. */
+  assertIdle(): void {
+    this.lock('check')();
+  }
+
+  private lock(what: string): () => void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const release = takeLock(this.dir, what, () => undefined);
+    // Holding the lock, any `.tmp-` directory belongs to a run that died (SIGKILL, power loss): it never became a backup.
+    for (const name of readdirSync(this.dir)) if (name.startsWith('.tmp-')) rmSync(join(this.dir, name), { recursive: true, force: true });
+    return release;
+  }
+
+  /** The type this run makes: --full, TYPE=full, auto on FULL_WEEKDAY, or no complete chain to build on give a full. */
+  private parentFor(full: boolean): Manifest | null {
+    const s = this.d.settings.backup;
+    if (full || s.type === 'full') return null;
+    if (s.type === 'auto' && WEEKDAYS[this.now().getDay()] === s.fullWeekday) {
+      // One full per FULL_WEEKDAY: a second run that day builds on the full made earlier that day.
+      const today = this.now().toISOString().slice(0, 10);
+      const fullToday = this.manifests().find((m) => m.type === 'full' && m.created_at.slice(0, 10) === today);
+      if (!fullToday) return null;
+    }
+    const all = this.manifests();
+    const ids = new Set(all.map((m) => m.id));
+    return all.find((m) => m.chain.every((id) => ids.has(id)) && existsSync(join(this.dir, m.id, 'mail.snar'))) ?? null;
+  }
+
+  async run(opts: { full?: boolean }, progress: Progress, signal?: AbortSignal): Promise<BackupRecord & { removed: string[]; remote: string[]; warnings: string[] }> {
+    const release = this.lock(`backup run (started ${this.now().toISOString()})`);
+    try {
+      const parent = this.parentFor(opts.full === true);
+      const m = await writeBackup({ settings: this.d.settings, db: this.d.db, dialect: this.d.dialect, redis: this.d.redis, tarVersion: await this.d.tarVersion() }, parent, this.now(), progress, signal);
+      const remote = this.d.remote ? await this.d.remote(join(this.dir, m.id), m.id, progress) : [];
+      const removed = await this.applyRetention();
+      progress(1, `backup ${m.id} complete`);
+      return { ...this.record(m), removed, remote, warnings: m.warnings };
+    } finally {
+      release();
+    }
+  }
+
+  /** Removes what retention lets go (never the newest complete chain, never a full a kept incremental needs). */
+  async applyRetention(): Promise<string[]> {
+    const plan = retentionPlan(this.manifests(), await this.d.retentionDays(), this.now().getTime());
+    for (const id of plan.remove) rmSync(join(this.dir, id), { recursive: true, force: true });
+    return plan.remove;
+  }
+
+  async verify(progress: Progress, signal?: AbortSignal): Promise<VerifyReport> {
+    const newest = this.manifests()[0];
+    if (!newest) throw new AppError('not_found', `no backup in ${this.dir} to verify; run mailsvc backup run first`);
+    const release = this.lock(`backup verify of ${newest.id}`);
+    try {
+      const report = await verifyChain(this.d.settings, this.d.dialect, join(this.dir, newest.id), progress, signal);
+      writeFileSync(join(this.dir, newest.id, VERIFY_FILE), JSON.stringify({ verified_at: report.verified_at, verify_ok: report.ok, problems: report.problems }) + '\n', { mode: 0o600 });
+      return report;
+    } finally {
+      release();
+    }
+  }
+
+  /** Stops Postfix intake through the helper; a Postfix that is not installed or not running is skipped and reported. */
+  private async postfix(verb: 'stop' | 'start', steps: string[]): Promise<boolean> {
+    try {
+      const status = await this.d.helper.run('postfix-status', []);
+      const running = status.code === 0;
+      if (verb === 'stop' && !running) return void steps.push('postfix: not running, intake was already stopped (skipped)'), false;
+      if (verb === 'start' && running) return void steps.push('postfix: already running'), false;
+      await this.d.helper.run(`postfix-${verb}`, []);
+      steps.push(verb === 'stop' ? 'postfix: stopped (no mail accepted during the restore)' : 'postfix: started again');
+      return true;
+    } catch (err) {
+      steps.push(`postfix: ${verb} skipped (${err instanceof Error ? err.message : String(err)})`);
+      return false;
+    }
+  }
+
+  /**
+   * Restores the chain ending at `source`: every backup checked against its
+   * manifest first (nothing changes on a broken chain or a mismatch), Postfix
+   * stopped, the mail storage staged and swapped in, the database restored
+   * and migrated, Postfix started again.
+   */
+  async restore(source: string, what: { files: boolean; db: boolean }, progress: Progress, signal?: AbortSignal): Promise<RestoreReport> {
+    const release = this.lock(`restore from ${source}`);
+    const steps: string[] = [];
+    try {
+      progress(0, 'checking the chain against its manifests');
+      const items = await resolveChain(source, { deferMail: what.files });
+      const last = items.at(-1)?.manifest;
+      if (!last) throw new AppError('validation', 'the chain is empty');
+      steps.push(`checked ${items.length} backup(s): ${items.map((i) => i.manifest.id).join(' → ')}`);
+      const stopped = await this.postfix('stop', steps);
+      let aside: string | null = null;
+      let migrated: string[] = [];
+      try {
+        if (what.files) {
+          const storage = this.d.settings.backup.mailStorage;
+          const staged = `${storage}.restoring-${last.id}`;
+          progress(0.1, 'extracting the mail storage');
+          await extractChain(items, staged, undefined, signal);
+          aside = swapIn(staged, storage, this.now().toISOString().replace(/[:.]/g, '-'));
+          steps.push(`mail storage ${storage} restored from ${items.length} archive(s)${aside ? `; the previous one was kept as ${aside}` : ''}`);
+        }
+        if (what.db) {
+          progress(0.7, 'restoring the database');
+          const item = items.at(-1);
+          const dump = item?.manifest.artifacts.find((a) => a.kind === 'database');
+          if (!item || !dump) throw new AppError('validation', `${last.id} holds no database dump`);
+          if (last.database.dialect !== this.d.dialect) throw new AppError('validation', `the backup holds a ${last.database.dialect} dump; MAILSVC_DATABASE_URL is ${this.d.dialect}`);
+          await restoreDatabase({ databaseUrl: this.d.settings.databaseUrl }, join(item.dir, dump.name), signal);
+          const db = createDb(this.d.settings.databaseUrl);
+          try {
+            migrated = await migrateToLatest(db);
+          } finally {
+            await db.destroy();
+          }
+          steps.push(`database restored (${Object.keys(last.database.tables).length} tables); migrations applied: ${migrated.length === 0 ? 'none needed' : migrated.join(', ')}`);
+        }
+      } finally {
+        if (stopped) await this.postfix('start', steps);
+      }
+      progress(1, 'restore complete');
+      return { source, chain: items.map((i) => i.manifest.id), restored_files: what.files, restored_db: what.db, migrations_applied: migrated, previous_mail_storage: aside, steps };
+    } finally {
+      release();
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import type { FastifyInstance } from 'fastify';
+import { exec } from '../../adapters/exec.js';
+import type { Infra } from '../../infra/index.js';
+import type { JobRunner } from '../jobs/index.js';
+import type { RouteKit } from '../route-types.js';
+import { BackupService } from './backup.service.js';
+import type { Progress } from './backup-run.js';
+import { readVerify } from './manifest.js';
+import { RemoteCopier } from './remote.js';
+import { setBackupSettings, settingsView } from './settings-view.js';
+import type { BackupSetResult, BackupShow, RunBackupInput, VerifyReport } from './schema.js';
+import { join } from 'node:path';
+import { renderUnits, writeUnits } from './units.js';
+
+export type { BackupService } from './backup.service.js';
+export type { BackupShow, BackupRecord, VerifyReport } from './schema.js';
+
+/** What the backups module needs of the limits module: the retention limit, read and written. */
+export type RetentionLimit = { get(): Promise<number>; set(days: number): Promise<void> };
+
+/** The newest backup's last verify, for /health/details (small, read from LOCAL_DIR). */
+export type BackupHealth = { lastBackup(): { id: string; completed_at: string; verify_ok: boolean | null; verified_at: string | null } | null };
+
+let tarVersion: Promise<string> | undefined;
+const readTarVersion = (): Promise<string> => (tarVersion ??= exec('tar', ['--version']).then((r) => r.stdout.split('\n')[0] ?? 'tar', () => 'tar'));
+
+export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'dialect' | 'redis' | 'helper' | 'box' | 'log'>, deps: { retention: RetentionLimit; runner: JobRunner }) {
+  const { settings } = infra;
+  const remote = new RemoteCopier(settings, infra.db, () => infra.box);
+  const service = new BackupService({
+    settings,
+    db: infra.db,
+    dialect: infra.dialect,
+    redis: settings.backup.includeRedis ? infra.redis : undefined,
+    helper: infra.helper,
+    retentionDays: () => deps.retention.get(),
+    remote: settings.backup.remoteTargets.length > 0 ? (dir, id, progress) => remote.upload(dir, id, progress) : null,
+    tarVersion: readTarVersion,
+  });
+  const toJob = (ctx: { progress(f: number, m: string): Promise<void> }): Progress => (f, m) => void ctx.progress(f, m).catch(() => undefined);
+  deps.runner.register<RunBackupInput>('backup', (input, ctx) => service.run({ full: input.full === true }, toJob(ctx), ctx.signal));
+  deps.runner.register<Record<string, never>>('backup-verify', (_input, ctx) => service.verify(toJob(ctx), ctx.signal));
+
+  const show = async (): Promise<BackupShow> => {
+    const last = service.list()[0] ?? null;
+    const verified = service.manifests().map((m) => ({ m, v: readVerify(join(settings.backup.localDir, m.id)) })).find((x) => x.v !== null);
+    const lastVerify: VerifyReport | null = verified?.v ? { backup: verified.m.id, chain: verified.m.chain, verified_at: verified.v.verified_at, ok: verified.v.verify_ok, problems: verified.v.problems } : null;
+    return { settings: settingsView(settings.backup, await deps.retention.get()), last_backup: last, last_verify: lastVerify };
+  };
+  const set = (patch: Record<string, string>): Promise<BackupSetResult> => setBackupSettings(settings, patch, (d) => deps.retention.set(d), () => deps.retention.get());
+  const health: BackupHealth = {
+    lastBackup: () => {
+      const last = service.list()[0];
+      return last ? { id: last.id, completed_at: last.completed_at, verify_ok: last.verify_ok, verified_at: last.verified_at } : null;
+    },
+  };
+  return {
+    service,
+    runner: deps.runner,
+    show,
+    set,
+    health,
+    remote,
+    /** The systemd units from ONCALENDAR; written (and verified) into `dir` when given. */
+    units: async (dir?: string) => (dir ? writeUnits(settings.backup.onCalendar, dir) : renderUnits(settings.backup.onCalendar)),
+    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).backupRoutes(app, { service, runner: deps.runner, show, set }, kit.hooks, kit.errors),
+  };
+}
+export type BackupsModule = ReturnType<typeof createBackupsModule>;

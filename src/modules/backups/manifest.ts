@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Writable } from 'node:stream';
+import type { Compression } from '../../adapters/tar/index.js';
+
+export const MANIFEST = 'manifest.json';
+/** The verify result lives beside the manifest, never in it: the manifest is written once and never changes. */
+export const VERIFY_FILE = 'verify.json';
+
+export type Artifact = { name: string; kind: 'mail' | 'database' | 'config' | 'redis' | 'snapshot'; size: number; sha256: string };
+
+export type Manifest = {
+  format: 1;
+  id: string;
+  type: 'full' | 'incremental';
+  /** The backup this incremental builds on (null for a full). */
+  parent: string | null;
+  /** Every backup a restore of this one needs, oldest (the full) first, this one last. */
+  chain: string[];
+  created_at: string;
+  completed_at: string;
+  versions: { mailsvc: string; tar: string };
+  compression: Compression;
+  mail: { root: string; files: number; bytes: number; changed_while_read: number };
+  database: { dialect: string; mode: 'logical' | 'physical'; schema: string | null; tables: Record<string, number> };
+  redis: { included: boolean };
+  config: { paths: string[] };
+  artifacts: Artifact[];
+  timings_ms: Record<string, number>;
+  warnings: string[];
+};
+
+export type VerifyResult = { verified_at: string; verify_ok: boolean; problems: string[] };
+
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), new Writable({ write(c: Buffer, _e, cb) { hash.update(c); cb(); } }));
+  return hash.digest('hex');
+}
+
+export function readManifest(dir: string): Manifest {
+  const m = JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as Manifest;
+  if (m.format !== 1 || typeof m.id !== 'string' || !Array.isArray(m.artifacts) || !Array.isArray(m.chain)) throw new Error(`${join(dir, MANIFEST)} is not a mailsvc backup manifest`);
+  return m;
+}
+
+export function readVerify(dir: string): VerifyResult | null {
+  try {
+    return JSON.parse(readFileSync(join(dir, VERIFY_FILE), 'utf8')) as VerifyResult;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Every way the files in `dir` differ from its manifest: a missing artifact,
+ * another size, another sha256. Empty when the backup is intact.
+ */
+export async function checkArtifacts(dir: string, m: Manifest, onBytes?: (n: number) => void, sizeOnly: Artifact['kind'][] = []): Promise<string[]> {
+  const problems: string[] = [];
+  for (const a of m.artifacts) {
+    const path = join(dir, a.name);
+    if (!existsSync(path)) {
+      problems.push(`${m.id}/${a.name} is missing`);
+      continue;
+    }
+    const size = statSync(path).size;
+    if (size !== a.size) {
+      problems.push(`${m.id}/${a.name} is ${size} bytes, the manifest says ${a.size}`);
+      continue;
+    }
+    if (sizeOnly.includes(a.kind)) continue;
+    const sum = await sha256File(path);
+    onBytes?.(size);
+    if (sum !== a.sha256) problems.push(`${m.id}/${a.name} does not match its sha256 in the manifest`);
+  }
+  return problems;
+}

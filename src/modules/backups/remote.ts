@@ -1,0 +1,113 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import * as rclone from '../../adapters/rclone/index.js';
+import { parseRemoteTarget } from '../../config/backup-settings.js';
+import type { Settings } from '../../config/settings.js';
+import type { Db } from '../../db/database.js';
+import { AppError } from '../../shared/errors.js';
+import type { SecretBox } from '../../shared/secret-box.js';
+import type { Progress } from './backup-run.js';
+import { BackupSecrets } from './backup-secrets.repository.js';
+import { readManifest } from './manifest.js';
+
+/** The crypt remote mailsvc layers over each target: rclone's own encryption (XSalsa20-Poly1305 per file, a tool made for the job). */
+const CRYPT = 'mailsvccrypt';
+const CREDENTIAL = 'remote:';
+
+/**
+ * Copies finished backups to the REMOTE_TARGETS through rclone, encrypted by
+ * a `crypt` remote over each target, then proves the copy with `rclone
+ * cryptcheck`. The encryption key is MAILSVC_BACKUP_ENCRYPTION_KEY when set,
+ * else one generated and sealed on first use. Remote credentials stored with
+ * `backup remote-credential` reach rclone as RCLONE_CONFIG_<REMOTE>_<KEY>.
+ */
+export class RemoteCopier {
+  readonly secrets: BackupSecrets;
+
+  constructor(private readonly settings: Settings, db: Db, box: () => SecretBox) {
+    this.secrets = new BackupSecrets(db, box);
+  }
+
+  private async key(): Promise<{ key: string; created: boolean }> {
+    const fromEnv = process.env.MAILSVC_BACKUP_ENCRYPTION_KEY;
+    if (fromEnv) return { key: fromEnv, created: false };
+    return this.secrets.encryptionKey();
+  }
+
+  /** The environment rclone runs with for one target: the stored credentials of its remote and the crypt layer over it. */
+  async env(target: string): Promise<{ env: Record<string, string>; created: boolean }> {
+    const t = parseRemoteTarget(target);
+    if (!t) throw new AppError('validation', `"${target}" is not <remote>:<path>`);
+    // The administrator's own RCLONE_CONFIG_<REMOTE>_* variables (a fresh host restoring), then the sealed ones stored with `backup remote-credential`.
+    const creds: Record<string, string> = {};
+    const fromEnv = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('RCLONE_CONFIG_') && e[1] !== undefined));
+    for (const name of await this.secrets.names(`${CREDENTIAL}${t.remote}:`)) creds[name.slice(`${CREDENTIAL}${t.remote}:`.length)] = (await this.secrets.get(name)) ?? '';
+    const { key, created } = await this.key();
+    return {
+      created,
+      env: {
+        ...fromEnv,
+        ...rclone.remoteEnv(t.remote, creds),
+        ...rclone.remoteEnv(CRYPT, { type: 'crypt', remote: target, password: await rclone.obscure(key), filename_encryption: 'off', directory_name_encryption: 'false' }),
+      },
+    };
+  }
+
+  /** Stores one credential of a remote (an rclone option such as pass or key_file), sealed; passwords are obscured as rclone expects. */
+  async setCredential(remote: string, option: string, value: string): Promise<void> {
+    if (!parseRemoteTarget(`${remote}:`) || !/^[a-z0-9_]{1,64}$/i.test(option)) throw new AppError('validation', 'give an rclone remote name and one of its options (such as pass, user, host, port, key_pem)');
+    const v = /^(pass|password|password2|key_file_pass)$/i.test(option) ? await rclone.obscure(value) : value;
+    await this.secrets.put(`${CREDENTIAL}${remote}:${option.toLowerCase()}`, v);
+  }
+
+  async upload(dir: string, id: string, progress: Progress): Promise<string[]> {
+    const done: string[] = [];
+    let created = false;
+    for (const target of this.settings.backup.remoteTargets) {
+      progress(0.97, `copying ${id} to ${target} (encrypted)`);
+      const e = await this.env(target);
+      created ||= e.created;
+      try {
+        await rclone.copy(dir, `${CRYPT}:${id}`, e.env);
+        await rclone.check(dir, `${CRYPT}:${id}`, e.env, { crypt: true });
+      } catch (err) {
+        throw new AppError('upstream', `the copy to ${target} failed (the local backup ${id} is complete and kept): ${err instanceof Error ? err.message : String(err)}`);
+      }
+      done.push(target);
+    }
+    if (created) progress(0.99, 'a new remote encryption key was generated: run `mailsvc backup encryption-key` once and keep it off this host');
+    return done;
+  }
+
+  /**
+   * Downloads backup `id` and every backup of its chain from a target into
+   * `into`, decrypting them: what a restore on a fresh host starts from.
+   */
+  async fetch(target: string, id: string, into: string): Promise<string[]> {
+    const e = await this.env(target);
+    const have = new Set((await rclone.lsjson(`${CRYPT}:`, e.env, { dirsOnly: true })).map((h) => h.Name));
+    if (!have.has(id)) throw new AppError('not_found', `${target} holds no backup ${id}`);
+    const get = async (one: string): Promise<void> => {
+      mkdirSync(join(into, one), { recursive: true, mode: 0o700 });
+      await rclone.copy(`${CRYPT}:${one}`, join(into, one), e.env);
+    };
+    await get(id);
+    let chain: string[];
+    try {
+      chain = readManifest(join(into, id)).chain;
+    } catch {
+      throw new AppError('validation', `the copy of ${id} from ${target} has no readable manifest: is MAILSVC_BACKUP_ENCRYPTION_KEY the key it was sent with?`);
+    }
+    for (const other of chain) if (other !== id) {
+      if (!have.has(other)) throw new AppError('not_found', `the chain of ${id} is broken on ${target}: ${other} is missing`);
+      await get(other);
+    }
+    return chain;
+  }
+
+  /** The backup directories a target holds. */
+  async list(target: string): Promise<string[]> {
+    const e = await this.env(target);
+    return (await rclone.lsjson(`${CRYPT}:`, e.env, { dirsOnly: true })).map((x) => x.Name).sort().reverse();
+  }
+}
