@@ -3,7 +3,7 @@
 // faster than Kysely's and commander's hundreds of small ones: the CLI's
 // start-up is most of a short command's time. Packages with native code or
 // files of their own loaded at run time stay in node_modules.
-import { rmSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 import { defineConfig } from 'rolldown';
 
 // Chunk names carry hashes: clear the last build's, or they pile up.
@@ -23,6 +23,8 @@ const STARTUP = new RegExp(
 
 export default defineConfig({
   input: { mailsvc: 'dist/cli/bin.js' },
+  // The entry has a #! line: executable, so `npx mailsvc` and a bin link run it directly.
+  plugins: [{ name: 'executable-entry', writeBundle: () => chmodSync('dist/bundle/mailsvc.js', 0o755) }],
   platform: 'node',
   external: [/^node:/, 'better-sqlite3', '@node-rs/argon2', 'pg', 'pg-native', 'mysql2', 'ioredis', 'pino', 'fastify', /^@fastify\//],
   output: {

@@ -6,7 +6,7 @@ import type { HelperResult } from '../adapters/helper-client.js';
 import { parseIpNet } from '../shared/ip-net.js';
 import { normalizeAddress } from '../shared/mail-names.js';
 import { QUEUE_ID_BATCH, parseQueueIdList } from '../shared/queue-id.js';
-import { applyLimits, limitValues } from './limits-action.js';
+import { limitValues } from './limits-param.js';
 
 export type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
 import type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
@@ -261,7 +261,8 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
     {
       summary: "render the limits into Postfix, Rspamd, Dovecot and fail2ban files, check each with its daemon's checker, reload; all or nothing (JSON outcome)",
       params: [limitValues],
-      run: applyLimits((daemon, cfg) => RELOAD[daemon as Daemon](cfg)),
+      // The applier (renders, checkers, config applier) loads only when this action runs: the CLI's start-up reads this table.
+      run: async (args, cfg) => (await import('./limits-action.js')).applyLimits((daemon, c) => RELOAD[daemon as Daemon](c))(args, cfg),
     },
   ],
 ]);

@@ -1,0 +1,38 @@
+import { LIMITS, parseLimitValue } from '../shared/limit-keys.js';
+import type { Param } from './action-types.js';
+
+/** The limits the daemon files hold (the others are read by the service itself and never sent here). */
+export const DAEMON_LIMITS = LIMITS.filter((l) => l.appliesTo.some((t) => t !== 'service'));
+
+/**
+ * `apply-limits <values>`: a JSON object holding every daemon limit
+ * (`message-size-limit`, `fail2ban-sshd-maxretry` …), each checked with the
+ * validator the API uses. The helper renders the daemons' files itself from
+ * these numbers: it never writes file content a caller sends, since main.cf,
+ * for one, names programs that run as root.
+ */
+export const limitValues: Param = {
+  name: 'values',
+  validate(raw) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      throw new Error('values must be a JSON object');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('values must be a JSON object');
+    const given = parsed as Record<string, unknown>;
+    const out: Record<string, number> = {};
+    for (const key of Object.keys(given)) if (!DAEMON_LIMITS.some((l) => l.key === key)) throw new Error(`"${key.slice(0, 64)}" is not a limit the daemons read`);
+    for (const spec of DAEMON_LIMITS) {
+      if (!(spec.key in given)) throw new Error(`${spec.key} is missing`);
+      try {
+        out[spec.key] = parseLimitValue(spec, given[spec.key]);
+      } catch (err) {
+        throw new Error(`${spec.key} ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return JSON.stringify(out);
+  },
+};
+
