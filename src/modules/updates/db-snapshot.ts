@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dumpDatabase, restoreDatabase } from '../../adapters/db-dump/index.js';
 import { join } from 'node:path';
 import { exec, minimalEnv } from '../../adapters/exec.js';
 import type { DialectName } from '../../db/database.js';
@@ -6,8 +7,9 @@ import type { DialectName } from '../../db/database.js';
 /**
  * A logical copy of the whole database taken before an update's migrations,
  * put back when the update is rolled back. The interface is all the updater
- * needs; this file is the minimal implementation until the shared
- * db-dump adapter replaces it (swap `createSnapshotter`).
+ * needs; the dump itself is the shared db-dump adapter's (the backups use it
+ * too), and this adds what a rollback needs beyond it: dropping the tables the
+ * failed migrations created.
  */
 export type Snapshot = { dialect: DialectName; dir: string; file: string; tables: string[]; taken_at: string };
 
@@ -60,59 +62,34 @@ async function serverTables(dialect: 'postgres' | 'mysql', url: URL): Promise<st
 
 export function createSnapshotter(dialect: DialectName, databaseUrl: string): DatabaseSnapshotter {
   const url = new URL(databaseUrl.replace(/^postgresql:/, 'postgres:').replace(/^mariadb:/, 'mysql:'));
-  const sqlitePath = dialect === 'sqlite' ? databaseUrl.slice('sqlite://'.length) : '';
+  const settings = { databaseUrl };
   return {
     async take(dir) {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const file = join(dir, dialect === 'sqlite' ? 'database.sqlite' : 'database.sql');
-      let tables: string[];
-      if (dialect === 'sqlite') {
-        // SQLite's online backup: a consistent copy while the service keeps its connection.
-        const { default: Database } = await import('better-sqlite3');
-        const db = new Database(sqlitePath, { fileMustExist: true });
-        try {
-          await db.backup(file);
-        } finally {
-          db.close();
-        }
-        tables = await sqliteTables(file);
-      } else if (dialect === 'postgres') {
-        tables = await serverTables(dialect, url);
-        await exec('pg_dump', ['--format=plain', '--no-owner', '--no-privileges', '--clean', '--if-exists', '--file', file], { env: pgEnv(url), timeoutMs: TEN_MINUTES });
-      } else {
-        tables = await serverTables(dialect, url);
-        const { args, env } = myArgs(url);
-        await exec('mariadb-dump', [...args, '--single-transaction', '--add-drop-table', '--skip-triggers', '--result-file', file, decodeURIComponent(url.pathname.slice(1))], { env, timeoutMs: TEN_MINUTES });
-      }
-      const snapshot: Snapshot = { dialect, dir, file, tables, taken_at: new Date().toISOString() };
+      // The shared logical dump (the backups' too): SQLite's online backup, pg_dump -Fc, mariadb-dump --single-transaction.
+      const file = join(dir, 'database.dump');
+      const tables = dialect === 'sqlite' ? [] : await serverTables(dialect, url);
+      await dumpDatabase(settings, file);
+      const snapshot: Snapshot = { dialect, dir, file, tables: dialect === 'sqlite' ? await sqliteTables(file) : tables, taken_at: new Date().toISOString() };
       writeFileSync(join(dir, 'snapshot.json'), JSON.stringify(snapshot, null, 2), { mode: 0o600 });
       return snapshot;
     },
 
     async restore(s) {
       if (s.dialect !== dialect) throw new Error(`the snapshot is of ${s.dialect}, the database is ${dialect}`);
-      if (dialect === 'sqlite') {
-        const { default: Database } = await import('better-sqlite3');
-        const snap = new Database(s.file, { readonly: true, fileMustExist: true });
-        try {
-          // The backup API replaces the whole live file (schema and rows), under SQLite's own locks.
-          await snap.backup(sqlitePath);
-        } finally {
-          snap.close();
+      if (dialect !== 'sqlite') {
+        // Tables the failed update made are not in the dump, so restoring it would leave them: drop them first.
+        // (SQLite: the backup API replaces the whole file, schema and rows.)
+        const extra = (await serverTables(dialect, url)).filter((t) => !s.tables.includes(t));
+        if (extra.length > 0 && dialect === 'postgres') {
+          await exec('psql', ['-Xq', '-v', 'ON_ERROR_STOP=1', '-c', extra.map((t) => `drop table if exists ${quoteIdent(t, '"')} cascade;`).join('\n')], { env: pgEnv(url), timeoutMs: TEN_MINUTES });
+        } else if (extra.length > 0) {
+          const { args, env } = myArgs(url);
+          const drops = `set foreign_key_checks = 0;\n${extra.map((t) => `drop table if exists ${quoteIdent(t, '`')};`).join('\n')}\n`;
+          await exec('mariadb', [...args, decodeURIComponent(url.pathname.slice(1))], { env, input: Buffer.from(drops), timeoutMs: TEN_MINUTES });
         }
-        return;
       }
-      // Tables the failed update made are not in the dump: drop them first.
-      const extra = (await serverTables(dialect, url)).filter((t) => !s.tables.includes(t));
-      if (dialect === 'postgres') {
-        const drops = extra.map((t) => `drop table if exists ${quoteIdent(t, '"')} cascade;`).join('\n');
-        await exec('psql', ['-Xq', '-v', 'ON_ERROR_STOP=1', '--single-transaction', '-c', drops || 'select 1', '-f', s.file], { env: pgEnv(url), timeoutMs: TEN_MINUTES, maxOutputBytes: 16 * 1024 * 1024 });
-      } else {
-        const { args, env } = myArgs(url);
-        const drops = extra.map((t) => `drop table if exists ${quoteIdent(t, '`')};`).join('\n');
-        const input = Buffer.concat([Buffer.from(`set foreign_key_checks = 0;\n${drops}\n`), readFileSync(s.file), Buffer.from('\nset foreign_key_checks = 1;\n')]);
-        await exec('mariadb', [...args, decodeURIComponent(url.pathname.slice(1))], { env, input, timeoutMs: TEN_MINUTES });
-      }
+      await restoreDatabase(settings, s.file);
     },
   };
 }
