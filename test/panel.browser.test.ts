@@ -18,7 +18,7 @@ import { REPO_ROOT } from './helpers/cli.js';
 const execFileP = promisify(execFile);
 const SHOTS = join(REPO_ROOT, 'test-results/panel');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const PAGES = ['dashboard', 'security', 'domains', 'accounts', 'aliases', 'app-passwords', 'queue', 'bans', 'firewall', 'limits', 'audit'];
+const PAGES = ['dashboard', 'security', 'domains', 'accounts', 'aliases', 'app-passwords', 'queue', 'bans', 'firewall', 'general', 'limits', 'audit'];
 const unavailable = panelBrowserUnavailable();
 
 type AxeResult = { violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[] };
@@ -191,6 +191,19 @@ describe.skipIf(unavailable !== null)('the web panel in Chromium, against the re
     await page.getByRole('button', { name: /Save/ }).click();
     await page.getByText('saved').waitFor();
     expect((JSON.parse((await viaPanel('/admin/limits')).body) as Record<string, number>)['greylist-delay']).toBe(600);
+  }, 60_000);
+
+  it('switches the update channel (Settings → General); a checkout has no release key, and the check says so', async () => {
+    await go('general');
+    // The radio shows the stored channel: it turns once the PATCH is stored and read back.
+    await page.getByLabel('nightly').click();
+    await expect.poll(async () => (JSON.parse((await viaPanel('/admin/settings')).body) as { update_channel: string; update_channel_source: string }).update_channel).toBe('nightly');
+    await page.getByText('Chosen here.').waitFor();
+    await expect.poll(() => page.getByLabel('nightly').isChecked()).toBe(true);
+    await page.getByRole('button', { name: 'Check for an update' }).click();
+    await page.getByText(/only an installed release/).waitFor();
+    await page.getByLabel('stable').click();
+    await expect.poll(async () => (JSON.parse((await viaPanel('/admin/settings')).body) as { update_channel: string }).update_channel).toBe('stable');
   }, 60_000);
 
   it('takes an SMS provider secret write-only: stored, never shown again', async () => {

@@ -8,9 +8,10 @@ import { Queue } from './queue';
 import { Bans } from './bans';
 import { Firewall } from './firewall';
 import { Limits } from './limits';
+import { General } from './general';
 import { Audit } from './audit';
 
-/** The pages, in menu order. Backups, DNS, statistics and updates come with their areas of the API. */
+/** The pages, in menu order. Backups, DNS and statistics come with their pages later. */
 export const PAGES: { id: string; title: string; component: FunctionComponent }[] = [
   { id: 'dashboard', title: 'Dashboard', component: Dashboard },
   { id: 'security', title: 'Security', component: Security },
@@ -21,6 +22,7 @@ export const PAGES: { id: string; title: string; component: FunctionComponent }[
   { id: 'queue', title: 'Queue', component: Queue },
   { id: 'bans', title: 'Bans', component: Bans },
   { id: 'firewall', title: 'Firewall', component: Firewall },
+  { id: 'general', title: 'Settings → General', component: General },
   { id: 'limits', title: 'Settings → Limits', component: Limits },
   { id: 'audit', title: 'Audit log', component: Audit },
 ];

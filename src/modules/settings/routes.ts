@@ -60,7 +60,8 @@ export function settingsRoutes(app: FastifyInstance, deps: SettingsRouteDeps, ki
 
   r.post('/admin/settings/apply-update', {
     onRequest: hooks.admin,
-    config: { ...config, bodyOptional: true },
+    // From the panel, an update asks for a fresh second factor.
+    config: { ...config, bodyOptional: true, reauth: true },
     schema: {
       tags, security, summary: 'Install the newer release of the selected channel as a job that rolls itself back',
       description: 'Checks first (409 when nothing newer is offered, or a downgrade is not allowed), then queues the update job and starts mailsvc-update.service through the helper: download, sha256 and signature, unpack, database snapshot, migrations, switch, restart, health check; any failure switches back and restores the snapshot. Follow it with GET /admin/jobs/{id}.',
