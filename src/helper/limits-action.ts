@@ -1,6 +1,6 @@
 import { exec } from '../adapters/exec.js';
 import type { HelperResult } from '../adapters/helper-client.js';
-import { DaemonState, LimitsApplier } from '../adapters/limits-config/index.js';
+import { DaemonState, LimitsApplier, limitsPaths } from '../adapters/limits-config/index.js';
 import type { DaemonReloader } from '../adapters/config-applier/index.js';
 import { LIMITS } from '../shared/limit-keys.js';
 import type { LimitValues } from '../shared/limit-keys.js';
@@ -11,13 +11,7 @@ export function applyLimits(reloadCommand: (daemon: string, cfg: HelperConfig) =
     const given = JSON.parse(raw ?? '{}') as Record<string, number>;
     // The service's own limits are not rendered anywhere: their defaults stand in.
     const values = Object.fromEntries(LIMITS.map((l) => [l.key, given[l.key] ?? l.default])) as LimitValues;
-    const state = new DaemonState({
-      postfixDir: cfg.postfixConfigDir,
-      rspamdLocalDir: cfg.rspamdLocalDir,
-      dovecotConfig: cfg.dovecotConfig ?? '/etc/dovecot/dovecot.conf',
-      fail2banDir: cfg.fail2banConfigDir,
-      fail2banSocket: cfg.fail2banSocket,
-    });
+    const state = new DaemonState(limitsPaths(cfg));
     const reloader: DaemonReloader = {
       reload: async (daemon) => {
         const cmd = reloadCommand(daemon, cfg);

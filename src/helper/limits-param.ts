@@ -1,8 +1,6 @@
-import { LIMITS, parseLimitValue } from '../shared/limit-keys.js';
+import { DAEMON_LIMITS, parseLimitValue } from '../shared/limit-keys.js';
 import type { Param } from './action-types.js';
 
-/** The limits the daemon files hold (the others are read by the service itself and never sent here). */
-export const DAEMON_LIMITS = LIMITS.filter((l) => l.appliesTo.some((t) => t !== 'service'));
 
 /**
  * `apply-limits <values>`: a JSON object holding every daemon limit

@@ -109,6 +109,9 @@ function fromText(spec: LimitSpec, text: string): number {
   return Number(t);
 }
 
+/** The limits rendered into daemon files (the others, `service`, are read by the running service itself). */
+export const DAEMON_LIMITS: readonly LimitSpec[] = LIMITS.filter((l) => l.appliesTo.some((t) => t !== 'service'));
+
 /** A value as given (a JSON number, or text with a suffix) → the number stored; throws LimitValueError. */
 export function parseLimitValue(spec: LimitSpec, raw: unknown): number {
   let n: number;

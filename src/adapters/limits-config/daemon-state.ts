@@ -9,6 +9,17 @@ import type { PostfixMailboxLimits } from './render.js';
 /** Where the daemons keep the files the limits render to (the helper's settings: environment only). */
 export type LimitsPaths = { postfixDir: string; rspamdLocalDir: string; dovecotConfig: string; fail2banDir: string; fail2banSocket: string };
 
+/** The paths from the helper's settings (the service and the helper read the same environment-only settings). */
+export function limitsPaths(h: { postfixConfigDir: string; rspamdLocalDir: string; dovecotConfig: string | undefined; fail2banConfigDir: string; fail2banSocket: string }): LimitsPaths {
+  return {
+    postfixDir: h.postfixConfigDir,
+    rspamdLocalDir: h.rspamdLocalDir,
+    dovecotConfig: h.dovecotConfig ?? '/etc/dovecot/dovecot.conf',
+    fail2banDir: h.fail2banConfigDir,
+    fail2banSocket: h.fail2banSocket,
+  };
+}
+
 const POSTFIX_PARAMS = ['message_size_limit', 'smtpd_recipient_limit', 'smtpd_client_connection_rate_limit', 'mailbox_size_limit', 'virtual_mailbox_limit'] as const;
 export type PostfixInForce = Record<(typeof POSTFIX_PARAMS)[number], number>;
 

@@ -1,6 +1,6 @@
 export { LimitsApplier } from './apply.js';
 export type { ApplyReport, DaemonOutcome, LimitsApplyOutcome, Checkers } from './apply.js';
-export { DaemonState } from './daemon-state.js';
+export { DaemonState, limitsPaths } from './daemon-state.js';
 export type { LimitsPaths } from './daemon-state.js';
 export { limitRows } from './drift.js';
 export type { LimitRow } from './drift.js';

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Infra } from '../../infra/index.js';
-import { DaemonState, limitRows } from '../../adapters/limits-config/index.js';
-import type { LimitsApplyOutcome, LimitsPaths } from '../../adapters/limits-config/index.js';
+import { DaemonState, limitRows, limitsPaths } from '../../adapters/limits-config/index.js';
+import type { LimitsApplyOutcome } from '../../adapters/limits-config/index.js';
 import { AppError } from '../../shared/errors.js';
-import { LIMITS } from '../../shared/limit-keys.js';
+import { DAEMON_LIMITS } from '../../shared/limit-keys.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
 import type { RouteKit } from '../route-types.js';
 import { LimitRepository } from './limit.repository.js';
@@ -22,21 +22,13 @@ export type LimitsDeps = {
 
 /** The limits the daemons' files hold: what `apply-limits` takes (the service reads the others itself). */
 const daemonValues = (values: LimitValues): Record<string, number> =>
-  Object.fromEntries(LIMITS.filter((l) => l.appliesTo.some((t) => t !== 'service')).map((l) => [l.key, values[l.key] ?? l.default]));
+  Object.fromEntries(DAEMON_LIMITS.map((l) => [l.key, values[l.key] ?? l.default]));
 
 /** The limits: stored values over their defaults, `limits show` with drift, and `limits apply`. */
 export function createLimitsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'helper'>, deps: LimitsDeps = {}) {
   const { settings } = infra;
   const service = new LimitsService(new LimitRepository(infra.db), settings.limitDefaults, infra.clock, deps.onChanged);
-  const h = settings.helper;
-  const paths: LimitsPaths = {
-    postfixDir: h.postfixConfigDir,
-    rspamdLocalDir: h.rspamdLocalDir,
-    dovecotConfig: h.dovecotConfig ?? '/etc/dovecot/dovecot.conf',
-    fail2banDir: h.fail2banConfigDir,
-    fail2banSocket: h.fail2banSocket,
-  };
-  const state = new DaemonState(paths);
+  const state = new DaemonState(limitsPaths(settings.helper));
   /**
    * The privileged helper renders, checks and reloads (`apply-limits`): the
    * service sends the numbers, never file content, and cannot write /etc itself.
