@@ -12,7 +12,7 @@
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +28,7 @@ const BIG = Number(process.env.STATS_BENCH_BYTES ?? 1024 ** 3);
 const ROWS = Number(process.env.STATS_BENCH_ROWS ?? 1_000_000);
 const MAILBOXES = 1000;
 const log = (s) => process.stderr.write(`${s}\n`);
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
 /** Runs argv under GNU time, stdout to /dev/null; wall ms and peak RSS in KiB. */
@@ -105,14 +106,18 @@ async function collectVsPflogsumm(bytes) {
     const path = await generate(dir, bytes);
     const env = { PATH: process.env.PATH, MAILSVC_DATA_DIR: dir, MAILSVC_MAIL_LOG: path };
     await measure([process.execPath, CLI, 'db', 'migrate'], env);
+    // The machine may be shared: the load average before each run goes with the figures.
+    const loadCollect = load();
     const collect = await measure([process.execPath, CLI, 'stats', 'collect', '--json'], env);
+    const loadPflogsumm = load();
     const pflogsumm = await measure(['pflogsumm', path], env);
+    log(`  load average before collect: ${loadCollect}; before pflogsumm: ${loadPflogsumm}; after: ${load()}`);
     const rows = JSON.parse(collect.out).rows_added;
     // pflogsumm shortens big counts: 1290k.
     const shown = /^\s*(\d+)([km]?)\s+received$/m.exec(pflogsumm.out);
     const received = shown ? Number(shown[1]) * (shown[2] === 'k' ? 1000 : shown[2] === 'm' ? 1e6 : 1) : NaN;
     log(`  collect stored ${rows} rows; pflogsumm counted ${received} messages received`);
-    return { bytes: statSync(path).size, collect, pflogsumm };
+    return { bytes: statSync(path).size, collect, pflogsumm, loadCollect, loadPflogsumm };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -165,10 +170,10 @@ try {
   const rss = big.collect.kib / small.collect.kib;
   const mib = (b) => `${(b / 1024 ** 2).toFixed(0)} MiB`;
   console.log('\n## stats collect vs pflogsumm (same file, one run)\n');
-  console.log('| log | collect s | collect peak RSS | pflogsumm s | pflogsumm peak RSS | pflogsumm / collect |');
-  console.log('| --- | --- | --- | --- | --- | --- |');
+  console.log('| log | collect s | collect peak RSS | pflogsumm s | pflogsumm peak RSS | pflogsumm / collect | load average (1/5/15 min) before collect; before pflogsumm |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- |');
   for (const r of [small, big]) {
-    console.log(`| ${mib(r.bytes)} | ${(r.collect.ms / 1000).toFixed(1)} | ${(r.collect.kib / 1024).toFixed(0)} MiB | ${(r.pflogsumm.ms / 1000).toFixed(1)} | ${(r.pflogsumm.kib / 1024).toFixed(0)} MiB | ${(r.pflogsumm.ms / r.collect.ms).toFixed(2)} |`);
+    console.log(`| ${mib(r.bytes)} | ${(r.collect.ms / 1000).toFixed(1)} | ${(r.collect.kib / 1024).toFixed(0)} MiB | ${(r.pflogsumm.ms / 1000).toFixed(1)} | ${(r.pflogsumm.kib / 1024).toFixed(0)} MiB | ${(r.pflogsumm.ms / r.collect.ms).toFixed(2)} | ${r.loadCollect}; ${r.loadPflogsumm} |`);
   }
   console.log(`\nspeed: ${ratio.toFixed(2)}x pflogsumm (target >= 5): ${ratio >= 5 ? 'OK' : 'MISS'}`);
   console.log(`memory: collect peak RSS at ${mib(big.bytes)} is ${rss.toFixed(2)}x its peak at ${mib(small.bytes)} (target <= 1.2, flat): ${rss <= 1.2 ? 'OK' : 'MISS'}`);

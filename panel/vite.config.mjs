@@ -7,7 +7,8 @@ export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: '/panel/',
   logLevel: 'warn',
-  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // The production JSX runtime whatever NODE_ENV says (the test run builds with NODE_ENV=test): the browser tests load what ships.
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact', development: false } },
   build: {
     outDir: fileURLToPath(new URL('../dist/panel', import.meta.url)),
     emptyOutDir: true,

@@ -1,12 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { hostChanges, hostState } from './host-state.js';
 
 /**
- * Builds the CLI once, before any test file runs, the way an operator builds it
+ * Checks, when the run ends, that no test changed the machine's own daemon
+ * configuration (see host-state.ts). Builds the CLI once, before any test file runs, the way an operator builds it
  * (`npm run build`): the CLI tests then run the installed binary. Building here
  * rather than in each file keeps two workers from rewriting dist/ under each other.
  */
-export default function setup(): void {
+export default function setup(): () => void {
   const root = fileURLToPath(new URL('..', import.meta.url));
   try {
     execFileSync('npm', ['run', 'build'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 180_000 });
@@ -14,4 +16,13 @@ export default function setup(): void {
     const e = err as { stdout?: string; stderr?: string; message: string };
     throw new Error(`npm run build failed:\n${e.stdout ?? ''}${e.stderr ?? e.message}`);
   }
+  // No test may change the machine's own daemon configuration: checked when the run ends.
+  const before = hostState();
+  return () => {
+    const changes = hostChanges(before, hostState());
+    if (changes.length === 0) return;
+    // vitest reports an error thrown here but still exits 0: fail the run explicitly.
+    process.stderr.write(`\nFAIL: the tests changed this machine's own configuration (a test must use temp copies):\n${changes.slice(0, 20).join('\n')}\n`);
+    process.exitCode = 1;
+  };
 }

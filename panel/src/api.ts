@@ -12,13 +12,9 @@ export class ApiError extends Error {
   ) {
     super(detail);
   }
-  /** The message for one form field: the API names it as body.x, querystring.x, /x or x. */
-  forField(name: string): string | undefined {
-    const hit = this.errors.find((e) => fieldOf(e.path) === name || fieldOf(e.path).startsWith(`${name}.`) || fieldOf(e.path).startsWith(`${name}[`));
-    return hit ? hit.message : undefined;
-  }
 }
 
+/** The field an errors[] path names: body.x, querystring.x, params.x, /x or x → x (formErrors in ui.tsx places it). */
 export const fieldOf = (path: string): string => path.replace(/^(body|querystring|params)(\.|$)/, '').replace(/^\//, '');
 
 export type Session = { signed_in: true; csrf_token: string; expires_at: string; idle_until: string; fresh_until: string };
@@ -76,4 +72,24 @@ export function qs(params: Record<string, string | number | undefined>): string 
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') p.set(k, String(v));
   const s = p.toString();
   return s ? `?${s}` : '';
+}
+
+/** Requests started before the page that uses them is drawn (beside the session check); each is taken once, and only soon after. */
+const early = new Map<string, { at: number; answer: Promise<unknown> }>();
+const EARLY_MS = 10_000;
+export function prefetch(path: string): void {
+  const answer = api<unknown>('GET', path);
+  // Not taken (signed out): its rejection is not an unhandled one.
+  answer.catch(() => undefined);
+  early.set(path, { at: Date.now(), answer });
+}
+/** Forgets the prefetched answers (the session check failed: they are refusals). */
+export function dropPrefetched(): void {
+  early.clear();
+}
+/** A GET, answered by the prefetched request of the same path when there is a recent one. */
+export function getOnce<T>(path: string): Promise<T> {
+  const hit = early.get(path);
+  early.delete(path);
+  return hit && Date.now() - hit.at < EARLY_MS ? (hit.answer as Promise<T>) : api<T>('GET', path);
 }

@@ -1,18 +1,87 @@
 import { render } from 'preact';
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { onSessionEvents, session, setSession } from './api';
+import { dropPrefetched, onSessionEvents, session, setSession } from './api';
 import type { Session } from './api';
 import { SignIn } from './signin';
 import { PAGES } from './pages';
+import { prefetchDashboard } from './pages/dashboard';
 import './style.css';
 
 const routeOf = (): string => location.hash.replace(/^#\/?/, '').split('?')[0] || 'dashboard';
 
 // Asked before the first render: one round trip less before the first page shows.
 const initialSession = session<Session>('GET', '');
+// The dashboard's own requests go out at the same time, not after the session's answer and a render.
+if (routeOf() === 'dashboard') prefetchDashboard();
 
 /** The reauth dialog's pending promise: resolved when the administrator confirmed (or gave up). */
 let pendingReauth: ((ok: boolean) => void) | null = null;
+
+/**
+ * What had the focus last outside a dialog: the dialog gives the focus back to it.
+ * Kept as it happens, since by the time a dialog opens (after a native confirm,
+ * an API answer) the browser may have moved the focus to the page's body.
+ */
+let lastFocus: HTMLElement | null = null;
+document.addEventListener('focusin', (e) => {
+  const el = e.target as HTMLElement;
+  if (!el.closest('[role=dialog]')) lastFocus = el;
+});
+
+const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+/**
+ * A modal dialog: the page behind it is inert, the focus starts in it (at the
+ * password), Tab and Shift+Tab cycle inside it, Escape cancels, and on close
+ * the focus goes back to what had it (the button that asked), or to the
+ * page's heading when that is gone.
+ */
+function Dialog({ labelledBy, onCancel, children }: { labelledBy: string; onCancel: () => void; children: ComponentChildren }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const before = lastFocus;
+    const behind = [...document.querySelectorAll<HTMLElement>('body > #app > :not(.backdrop)')];
+    for (const el of behind) el.inert = true;
+    const first = box.current?.querySelector<HTMLElement>('input[type=password]') ?? box.current?.querySelector<HTMLElement>(FOCUSABLE);
+    first?.focus();
+    return () => {
+      for (const el of behind) el.inert = false;
+      // Once the dialog is out of the document and the page is no longer inert.
+      setTimeout(() => {
+        if (before?.isConnected) before.focus();
+        else document.querySelector<HTMLElement>('main h1')?.focus();
+      }, 0);
+    };
+  }, []);
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      onCancel();
+      return;
+    }
+    if (e.key !== 'Tab' || !box.current) return;
+    const items = [...box.current.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((el) => el.offsetParent !== null);
+    if (items.length === 0) return;
+    const first = items[0]!;
+    const last = items[items.length - 1]!;
+    const at = document.activeElement;
+    if (e.shiftKey && (at === first || !box.current.contains(at))) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && (at === last || !box.current.contains(at))) {
+      e.preventDefault();
+      first.focus();
+    }
+  };
+  return (
+    <div class="backdrop">
+      <div role="dialog" aria-modal="true" aria-labelledby={labelledBy} class="dialog" ref={box} onKeyDown={onKeyDown}>
+        {children}
+      </div>
+    </div>
+  );
+}
 
 function App() {
   const [state, setState] = useState<'loading' | 'out' | 'in'>('loading');
@@ -28,7 +97,7 @@ function App() {
     // Any failure (401: not signed in; or the service unreachable) shows the sign-in.
     initialSession.then(
       (s) => (setSession(s), setState('in')),
-      () => setState('out'),
+      () => (dropPrefetched(), setState('out')),
     );
     const onHash = () => setRoute(routeOf());
     addEventListener('hashchange', onHash);
@@ -79,13 +148,11 @@ function App() {
         <Current />
       </main>
       {reauth && (
-        <div class="backdrop">
-          <div role="dialog" aria-modal="true" aria-labelledby="reauth-title" class="dialog">
-            <h2 id="reauth-title">Confirm with your second factor</h2>
-            <SignIn confirming onDone={(s) => finishReauth(true, s)} />
-            <button type="button" class="link" onClick={() => finishReauth(false)}>Cancel</button>
-          </div>
-        </div>
+        <Dialog labelledBy="reauth-title" onCancel={() => finishReauth(false)}>
+          <h2 id="reauth-title">Confirm with your second factor</h2>
+          <SignIn confirming onDone={(s) => finishReauth(true, s)} />
+          <button type="button" class="link" onClick={() => finishReauth(false)}>Cancel</button>
+        </Dialog>
       )}
     </>
   );

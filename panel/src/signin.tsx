@@ -1,7 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { session } from './api';
 import type { Session } from './api';
-import { ErrorNote, Field, useAction } from './ui';
+import { Field, formErrors, useAction } from './ui';
 
 type Challenge = { mfa_required: true; challenge_id: string; methods: ('totp' | 'sms' | 'recovery')[]; expires_in: number };
 type Method = Challenge['methods'][number];
@@ -21,6 +21,11 @@ export function SignIn({ onDone, confirming = false }: { onDone: (s: Session) =>
   const [code, setCode] = useState('');
   const [smsHint, setSmsHint] = useState<string | null>(null);
   const action = useAction();
+  const second = useRef<HTMLFormElement>(null);
+  // The password form is gone: the focus goes to the code (not lost to the page), so the keyboard carries on.
+  useEffect(() => {
+    if (challenge) second.current?.querySelector<HTMLInputElement>('input[name=code]')?.focus();
+  }, [challenge]);
 
   const login = (e: Event) => {
     e.preventDefault();
@@ -44,17 +49,20 @@ export function SignIn({ onDone, confirming = false }: { onDone: (s: Session) =>
   };
 
   if (!challenge) {
+    const errors = formErrors(action.error, ['username', 'password'], { primary: 'password' });
     return (
       <form onSubmit={login} aria-label={confirming ? 'Confirm your sign-in' : 'Sign in'}>
         {confirming && <p>This action changes something that is hard to undo: sign in again with your second factor to confirm it.</p>}
-        <Field label="Username" name="username" value={username} onInput={setUsername} error={action.error} autocomplete="username" required />
-        <Field label="Password" name="password" type="password" value={password} onInput={setPassword} error={action.error} autocomplete="current-password" primary required />
+        <Field label="Username" name="username" value={username} onInput={setUsername} errors={errors} autocomplete="username" required />
+        <Field label="Password" name="password" type="password" value={password} onInput={setPassword} errors={errors} autocomplete="current-password" required />
         <button type="submit" disabled={action.busy}>{confirming ? 'Continue' : 'Sign in'}</button>
       </form>
     );
   }
+  // challenge_id and method are the form's own: what is wrong with them shows with the code.
+  const errors = formErrors(action.error, ['code'], { primary: 'code' });
   return (
-    <form onSubmit={verify} aria-label="Second factor">
+    <form onSubmit={verify} aria-label="Second factor" ref={second}>
       <fieldset>
         <legend>Second factor</legend>
         {challenge.methods.map((m) => (
@@ -74,15 +82,13 @@ export function SignIn({ onDone, confirming = false }: { onDone: (s: Session) =>
         name="code"
         value={code}
         onInput={setCode}
-        error={action.error}
+        errors={errors}
         autocomplete="one-time-code"
         inputMode={method === 'recovery' ? 'text' : 'numeric'}
-        primary
         required
       />
       <button type="submit" disabled={action.busy}>Verify</button>
       <button type="button" class="link" onClick={() => (setChallenge(null), action.clear())}>Start over</button>
-      <ErrorNote error={action.error?.errors.length ? action.error : null} fields={['code']} />
     </form>
   );
 }

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useId, useState } from 'preact/hooks';
-import { ApiError } from './api';
+import { api, ApiError, fieldOf } from './api';
+import type { FieldError } from './api';
 
 /** Loads data and reloads it on demand; errors are kept to show. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: ApiError | null; reload: () => void } {
@@ -40,14 +41,76 @@ export function useAction(): { busy: boolean; error: ApiError | null; run: (fn: 
   return { busy, error, run, clear: () => setError(null) };
 }
 
+/**
+ * Where a form shows an API error — the one mechanism of every form: each
+ * message of `errors[]` at the form field it names (`body.x`, `querystring.x`,
+ * `params.x`, `/x` or `x`, also `x.0` / `x[0]` of a list); what names none of
+ * the form's fields (or a refusal with no `errors[]`) at the form's main field,
+ * or, for a form without one, in its note (ErrorNote).
+ */
+export type FormErrors = {
+  /** The message to show at this field (undefined: the field is fine). */
+  at: (field: string) => string | undefined;
+  /** The message no field of the form shows (for ErrorNote). */
+  note: string | undefined;
+};
+
+type FormErrorOptions = {
+  /** The field that shows an error naming none of the form's fields; a function may choose by the error (its status). */
+  primary?: string | ((error: ApiError) => string | undefined);
+  /** The API's name of a field → the form's field showing it (e.g. the path's `id` → the account input). */
+  alias?: Record<string, string>;
+};
+
+export function formErrors(error: ApiError | null, fields: string[], options: FormErrorOptions = {}): FormErrors {
+  if (!error) return { at: () => undefined, note: undefined };
+  const byField = new Map<string, string[]>();
+  const unclaimed: FieldError[] = [];
+  for (const e of error.errors) {
+    const name = fieldOf(e.path);
+    const head = name.split(/[.[]/)[0] ?? name;
+    const field = fields.includes(name) ? name : fields.includes(head) ? head : (options.alias?.[name] ?? options.alias?.[head]);
+    if (field !== undefined) byField.set(field, [...(byField.get(field) ?? []), e.message]);
+    else unclaimed.push(e);
+  }
+  // Nothing named, or some names no field here: the whole message (the API words its detail for people).
+  const rest = error.errors.length === 0 || unclaimed.length === error.errors.length ? error.detail : unclaimed.length > 0 ? unclaimed.map((e) => `${fieldOf(e.path)}: ${e.message}`).join('; ') : undefined;
+  const primary = typeof options.primary === 'function' ? options.primary(error) : options.primary;
+  if (rest !== undefined && primary !== undefined) byField.set(primary, [...(byField.get(primary) ?? []), rest]);
+  return {
+    at: (field) => byField.get(field)?.join('; '),
+    note: primary === undefined ? rest : undefined,
+  };
+}
+
+/** The first message of several sources (two forms whose errors may concern the same field). */
+export const firstOf = (...all: (FormErrors | null | undefined)[]): FormErrors => ({
+  at: (field) => all.map((e) => e?.at(field)).find((m) => m !== undefined),
+  note: all.map((e) => e?.note).find((m) => m !== undefined),
+});
+
+/**
+ * The attributes that tie an input to its message (or its hint) for screen
+ * readers, for inputs that are not a Field (table cells, selects, radios).
+ */
+export function described(id: string, message: string | undefined, hint = false): { 'aria-invalid'?: 'true'; 'aria-describedby'?: string } {
+  if (message) return { 'aria-invalid': 'true', 'aria-describedby': `${id}-err` };
+  return hint ? { 'aria-describedby': `${id}-hint` } : {};
+}
+
+/** The message (id `<id>-err`, announced) or the hint (id `<id>-hint`) under an input. */
+export function FieldMessage({ id, message, hint }: { id: string; message: string | undefined; hint?: string | undefined }) {
+  if (message) return <small id={`${id}-err`} class="error" role="alert">{message}</small>;
+  return hint ? <small id={`${id}-hint`}>{hint}</small> : null;
+}
+
 type FieldProps = {
   label: string;
   name: string;
   value: string;
   onInput: (v: string) => void;
-  error?: ApiError | null;
-  /** This field shows the error when the API names no field. */
-  primary?: boolean;
+  /** The form's errors (formErrors): this field shows the message for `name`. */
+  errors?: FormErrors | null;
   type?: 'text' | 'password';
   hint?: string;
   autocomplete?: string;
@@ -58,7 +121,7 @@ type FieldProps = {
 /** A labelled input with the API's message for it right below, tied to it for screen readers. */
 export function Field(p: FieldProps) {
   const id = useId();
-  const message = p.error ? (p.error.forField(p.name) ?? (p.primary && p.error.errors.length === 0 ? p.error.detail : undefined)) : undefined;
+  const message = p.errors?.at(p.name);
   return (
     <div class="field">
       <label for={id}>{p.label}</label>
@@ -71,21 +134,19 @@ export function Field(p: FieldProps) {
         autocomplete={p.autocomplete ?? 'off'}
         inputMode={p.inputMode}
         required={p.required}
-        aria-invalid={message ? 'true' : undefined}
-        aria-describedby={message ? `${id}-err` : p.hint ? `${id}-hint` : undefined}
+        {...described(id, message, p.hint !== undefined)}
         onInput={(e) => p.onInput((e.currentTarget as HTMLInputElement).value)}
       />
-      {p.hint && !message && <small id={`${id}-hint`}>{p.hint}</small>}
-      {message && <small id={`${id}-err`} class="error" role="alert">{message}</small>}
+      <FieldMessage id={id} message={message} hint={p.hint} />
     </div>
   );
 }
 
-/** The error of a form that names none of its fields, or of a load. */
-export function ErrorNote({ error, fields = [] }: { error: ApiError | null; fields?: string[] }) {
-  if (!error) return null;
-  if (error.errors.length > 0 && fields.some((f) => error.forField(f))) return null;
-  return <p class="error" role="alert">{error.detail}</p>;
+/** The error of a form that no field of it shows (formErrors' note), or of a load or a row action (an ApiError). */
+export function ErrorNote({ error, errors }: { error?: ApiError | null; errors?: FormErrors | null }) {
+  const text = errors ? errors.note : error?.detail;
+  if (!text) return null;
+  return <p class="error" role="alert">{text}</p>;
 }
 
 export function Page({ title, children }: { title: string; children: ComponentChildren }) {
@@ -129,3 +190,51 @@ export function ShownOnce({ label, value }: { label: string; value: string }) {
 }
 
 export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '—');
+
+export type Job<R = unknown> = { id: string; kind: string; state: 'queued' | 'running' | 'succeeded' | 'failed'; progress: number; message: string; result: R | null };
+
+/** Follows a job (GET /admin/jobs/{id}) until it ends; `onEnd` runs once then. */
+export function useJob<R = unknown>(jobId: string | null, onEnd?: (job: Job<R>) => void): Job<R> | null {
+  const [job, setJob] = useState<Job<R> | null>(null);
+  useEffect(() => {
+    setJob(null);
+    if (!jobId) return undefined;
+    let stop = false;
+    const poll = async (): Promise<void> => {
+      while (!stop) {
+        const j = await api<Job<R>>('GET', `/admin/jobs/${encodeURIComponent(jobId)}`).catch(() => null);
+        if (stop) return;
+        if (j) setJob(j);
+        if (!j || j.state === 'succeeded' || j.state === 'failed') {
+          if (j) onEnd?.(j);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 400));
+      }
+    };
+    void poll();
+    return () => void (stop = true);
+  }, [jobId]);
+  return job;
+}
+
+/** A job's progress bar and message, announced politely to screen readers. */
+export function JobProgress({ job, label }: { job: Job | null; label: string }) {
+  if (!job) return null;
+  return (
+    <div role="status" aria-live="polite" class="job" data-testid={`job-${job.kind}`} data-state={job.state}>
+      <progress max={1} value={job.progress} aria-label={label} /> <span class={job.state === 'failed' ? 'error' : job.state === 'succeeded' ? 'ok' : undefined}>{job.state}</span>: {job.message}
+    </div>
+  );
+}
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+export function bytes(n: number): string {
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < UNITS.length - 1) {
+    v /= 1024;
+    i += 1;
+  }
+  return `${i === 0 ? v : v.toFixed(1)} ${UNITS[i]}`;
+}

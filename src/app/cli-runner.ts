@@ -9,6 +9,11 @@ export type RunOptions = {
   schema?: boolean;
   /** The module keeps state in Redis when MAILSVC_REDIS_URL is set (limit maps, tokens): connect it first. */
   redis?: boolean;
+  /**
+   * false: the command never opens the database (queue, settings paths), so
+   * Kysely and the drivers are not even loaded. Implies schema: false.
+   */
+  database?: boolean;
 };
 
 /**
@@ -36,15 +41,16 @@ function assertDatabaseExists(settings: Settings): void {
 
 type Opened = { settings: Settings; modules: Modules; close(): Promise<void> };
 
-async function open(): Promise<Opened> {
-  const [{ loadSettings }, { createInfra, stderrLogger }, { Modules }] = await Promise.all([
+async function open(database = true): Promise<Opened> {
+  const [{ loadSettings }, { createInfra, stderrLogger }, { Modules }, db] = await Promise.all([
     import('../config/settings.js'),
     import('../infra/index.js'),
     import('./modules.js'),
+    database ? import('../db/database.js') : undefined,
   ]);
   const settings = loadSettings();
   const level = process.env.MAILSVC_LOG_LEVEL ? settings.logLevel : 'warn';
-  const infra = createInfra(settings, { log: () => stderrLogger(level) });
+  const infra = createInfra(settings, { log: () => stderrLogger(level), ...(db ? { openDb: db.createDb } : {}) });
   return { settings, modules: new Modules(infra), close: () => infra.close() };
 }
 
@@ -57,9 +63,9 @@ async function applied(settings: Settings, modules: Modules): Promise<{ applied:
 
 export function runModule<M>(pick: (modules: Modules) => Promise<M>, opts: RunOptions = {}): Run<M> {
   return async (fn) => {
-    const { settings, modules, close } = await open();
+    const { settings, modules, close } = await open(opts.database !== false);
     try {
-      if (opts.schema !== false) {
+      if (opts.schema !== false && opts.database !== false) {
         assertDatabaseExists(settings);
         const schema = await applied(settings, modules);
         if (schema.applied !== schema.latest) {

@@ -27,7 +27,7 @@ import { runModule, runModuleIfMigrated } from './cli-runner.js';
  * runs. Adding a module's commands is one line here.
  */
 export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
-  (p) => adminCommands(p, runModule((m) => Promise.resolve(m.infra.settings), { schema: false }), runModule((m) => m.admin(), { redis: true }), runModuleIfMigrated((m) => m.admin(), { redis: true })),
+  (p) => adminCommands(p, runModule((m) => Promise.resolve(m.infra.settings), { database: false }), runModule((m) => m.admin(), { redis: true }), runModuleIfMigrated((m) => m.admin(), { redis: true })),
   (p) => domainCommands(p, runModule((m) => m.domains())),
   (p) => accountCommands(p, runModule((m) => m.accounts(), { redis: true })),
   (p) => appPasswordCommands(p, runModule((m) => m.appPasswords(), { redis: true })),
@@ -36,14 +36,14 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => apiKeyCommands(p, runModule((m) => m.apiKeys())),
   (p) => auditCommands(p, (fn) => runModule((m) => m.audit())((a) => fn(a.service))),
   // The queue lives in Postfix, not in the database: no schema check (the audit record still needs one).
-  (p) => queueCommands(p, runModule((m) => m.queue(), { schema: false })),
+  (p) => queueCommands(p, runModule((m) => m.queue(), { database: false })),
   (p) => limitCommands(p, runModule((m) => m.limits(), { redis: true })),
   (p) => banCommands(p, runModule((m) => m.bans())),
   (p) => firewallCommands(p, runModule((m) => m.firewall())),
   (p) => settingsCommands(p, runModule((m) => m.settingsCli()), () => progressView()),
   // install makes the database (it migrates): no schema check; the audit record is written when there is one.
   (p) => installCommands(p, runModule((m) => m.install(), { schema: false })),
-  (p) => statsCommands(p, runModule((m) => m.stats())),
+  (p) => statsCommands(p, runModule((m) => m.stats()), () => progressView()),
   // The report shows a database or Redis that is away or unmigrated: it checks neither first.
   (p) => reportCommands(p, runModule((m) => m.report(), { schema: false })),
   (p) => dnsCommands(p, runModule((m) => m.dns()), () => progressView()),

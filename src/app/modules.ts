@@ -26,12 +26,13 @@ import type { SendLimitsModule } from '../modules/send-limits/index.js';
 import type { SendFn, SmsModule } from '../modules/sms/index.js';
 import type { SettingsModule } from '../modules/settings/index.js';
 import type { UpdatesModule } from '../modules/updates/index.js';
-import type { JobRunner } from '../modules/jobs/index.js';
 import type { InstallModule } from '../modules/install/index.js';
 import type { StatsModule } from '../modules/stats/index.js';
 import type { MetricsModule } from '../modules/metrics/index.js';
 import type { ReportModule } from '../modules/report/index.js';
 import type { PanelModule } from '../modules/panel/index.js';
+import { buildBackups, buildDns, buildPanel, buildSettings, buildSettingsCli, buildStats, buildUpdates } from './operations-wiring.js';
+import type { SettingsCli } from './operations-wiring.js';
 
 export type ModuleOptions = { sendSms?: SendFn | undefined; kicker?: MailSessionKicker | undefined };
 
@@ -40,7 +41,8 @@ export type ModuleOptions = { sendSms?: SendFn | undefined; kicker?: MailSession
  * infrastructure and the small interfaces of the modules it needs. The HTTP
  * service asks for all of them; a CLI command asks for one, and only that one
  * and what it needs are even loaded (`import()`), so `domains list` never
- * loads argon2, the SMS client or Fastify.
+ * loads argon2, the SMS client or Fastify. How the host-operation modules are
+ * built from the others is in operations-wiring.ts.
  */
 export class Modules {
   private readonly built = new Map<string, Promise<unknown>>();
@@ -59,7 +61,7 @@ export class Modules {
   health(): Promise<HealthModule> {
     return this.once('health', async () => {
       const [{ createHealthModule }, report] = await Promise.all([import('../modules/health/index.js'), this.report()]);
-      return createHealthModule(this.infra, { components: report.service, backups: async () => (await this.backups()).health.lastBackup() });
+      return createHealthModule(this.infra, { components: report.service, backups: async () => (await this.backups()).health.lastBackup(), timeoutMs: this.infra.settings.stats.probeTimeoutMs });
     });
   }
   sms(): Promise<SmsModule> {
@@ -100,7 +102,14 @@ export class Modules {
   domains(): Promise<DomainsModule> {
     return this.once('domains', async () =>
       // The dns module is built on the domains: reached when keys are asked for, not now.
-      (await import('../modules/domains/index.js')).createDomainsModule(this.infra, { keys: { generate: async (d) => (await this.dns()).dkim.generate(d) } }),
+      (await import('../modules/domains/index.js')).createDomainsModule(this.infra, {
+        keys: {
+          generate: async (d) => (await this.dns()).dkim.generate(d),
+          stopSigning: async (d) => (await this.dns()).dkim.stopSigning(d),
+          forget: async (tx, d) => (await this.dns()).dkim.forgetDomain(tx, d),
+          restoreSigning: async () => void (await (await this.dns()).dkim.syncSigning()),
+        },
+      }),
     );
   }
   routing(): Promise<RoutingModule> {
@@ -172,6 +181,8 @@ export class Modules {
           // The per-account entries of the send-limit map hold the defaults resolved: push them again.
           if (keys.some((k) => k.startsWith('send-rate-'))) await (await this.sendLimits()).service.syncAll();
         },
+        // A value an older version stored and this one refuses (dkim-key-bits 1024): a warning in the journal (the CLI: on stderr).
+        onIgnored: (message, r) => this.infra.log.warn({ limit: r.key, stored: r.stored, in_force: r.in_force }, message),
       });
       // The values in force are read once here; a change signal reads them again (dropCaches).
       await limits.service.refresh();
@@ -191,74 +202,26 @@ export class Modules {
   }
 
   updates(): Promise<UpdatesModule> {
-    return this.once('updates', async () => {
-      const [{ createUpdatesModule }, apiKeys] = await Promise.all([import('../modules/updates/index.js'), this.apiKeys()]);
-      return createUpdatesModule(this.infra, {
-        channel: async () => (await import('../modules/settings/index.js')).createSettingsStore(this.infra).channel(),
-        // A read-only key for the updater's health check, alive an hour at most, revoked when the update ends.
-        probeKeys: {
-          create: async () => {
-            const k = await apiKeys.service.create({ name: 'mailsvc update health check', scopes: ['read'], expires_at: new Date(this.infra.clock.now() + 3600_000).toISOString() }, 'mailsvc-update');
-            return { id: k.id, key: k.key };
-          },
-          revoke: (id) => apiKeys.service.revoke(id),
-        },
-      });
-    });
+    return this.once('updates', () => buildUpdates(this));
   }
 
   /** The web panel (only served with MAILSVC_ENABLE_WEB_PANEL=yes). */
   panel(): Promise<PanelModule> {
-    return this.once('panel', async () => {
-      const [{ createPanelModule }, auth] = await Promise.all([import('../modules/panel/index.js'), this.auth()]);
-      const mfa = await this.mfa();
-      const audit = await this.audit();
-      return createPanelModule(this.infra, {
-        auth: auth.auth,
-        tokens: auth.tokens,
-        enrolled: async () => (await mfa.service.enrolledMethods()).length > 0,
-        recordLogout: async (ip, tokenId) => {
-          await audit.service.record({ actor: this.infra.settings.adminUsername, tokenId, source: ip, action: 'POST /panel/session/logout', target: null, summary: {}, result: 'ok' });
-        },
-      });
-    });
+    return this.once('panel', () => buildPanel(this));
   }
 
   dns(): Promise<DnsModule> {
-    return this.once('dns', async () => {
-      const [{ createDnsModule }, domains, limits, jobs] = await Promise.all([import('../modules/dns/index.js'), this.domains(), this.limits(), this.jobs()]);
-      return createDnsModule(this.infra, {
-        domains: domains.service,
-        keyBits: () => limits.service.value('dkim-key-bits'),
-        rotationDays: () => limits.service.value('dkim-rotation-days'),
-        graceDays: () => limits.service.value('dkim-rotation-grace-days'),
-        activeDomains: () => domains.service.activeNames(),
-        jobs: jobs.runner,
-      });
-    });
+    return this.once('dns', () => buildDns(this));
   }
 
-  /**
-   * The settings module as the service builds it: an update job may be queued
-   * here but never runs in this process (it restarts it): a queued one found
-   * at start is failed at once.
-   */
+  /** The settings module as the service builds it (an update job never runs in it). */
   settings(): Promise<SettingsModule> {
-    return this.once('settings', async () => {
-      const [{ createSettingsModule }, { UPDATE_JOB }, jobs] = await Promise.all([import('../modules/settings/index.js'), import('../modules/updates/index.js'), this.jobs()]);
-      jobs.runner.register(UPDATE_JOB, () => Promise.reject(new Error('an update job runs in mailsvc-update@<job>.service or the CLI, never in the service it restarts')));
-      return createSettingsModule(this.infra, { updates: () => this.updates(), jobs: () => Promise.resolve(jobs.runner) });
-    });
+    return this.once('settings', () => buildSettings(this));
   }
 
   /** What `mailsvc settings …` needs: the settings, the check, and a runner that runs update jobs here. */
-  settingsCli(): Promise<{ service: SettingsModule['service']; checkUpdate: SettingsModule['checkUpdate']; runner: JobRunner; updateJob: string }> {
-    return this.once('settings-cli', async () => {
-      const [{ createSettingsModule }, { UPDATE_JOB }, jobs, updates] = await Promise.all([import('../modules/settings/index.js'), import('../modules/updates/index.js'), this.jobs(), this.updates()]);
-      updates.registerApply(jobs.runner);
-      const settings = createSettingsModule(this.infra, { updates: () => Promise.resolve(updates), jobs: () => Promise.resolve(jobs.runner) });
-      return { service: settings.service, checkUpdate: settings.checkUpdate, runner: jobs.runner, updateJob: UPDATE_JOB };
-    });
+  settingsCli(): Promise<SettingsCli> {
+    return this.once('settings-cli', () => buildSettingsCli(this));
   }
 
   install(): Promise<InstallModule> {
@@ -266,10 +229,7 @@ export class Modules {
   }
 
   stats(): Promise<StatsModule> {
-    return this.once('stats', async () => {
-      const [{ createStatsModule }, limits] = await Promise.all([import('../modules/stats/index.js'), this.limits()]);
-      return createStatsModule(this.infra, { retentionDays: () => limits.service.value('stats-retention-days') });
-    });
+    return this.once('stats', () => buildStats(this));
   }
 
   metrics(): Promise<MetricsModule> {
@@ -287,15 +247,7 @@ export class Modules {
   }
 
   backups(): Promise<BackupsModule> {
-    return this.once('backups', async () => {
-      const [{ createBackupsModule }, jobs] = await Promise.all([import('../modules/backups/index.js'), this.jobs()]);
-      // The limits are read when used: a restore on a fresh host has no limits table yet.
-      const retention = {
-        get: async () => (await this.limits()).service.value('backup-retention-days'),
-        set: async (days: number) => void (await (await this.limits()).service.update({ 'backup-retention-days': days })),
-      };
-      return createBackupsModule(this.infra, { retention, runner: jobs.runner });
-    });
+    return this.once('backups', () => buildBackups(this));
   }
 
   /** What `admin mfa reset` needs. */

@@ -1,4 +1,5 @@
 import type { Settings } from '../config/settings.js';
+import { createDb } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createInfra } from '../infra/index.js';
 import type { Infra, InfraOptions } from '../infra/index.js';
@@ -12,7 +13,7 @@ import type { ModuleOptions } from './modules.js';
  */
 export async function openService(settings: Settings, opts: InfraOptions & ModuleOptions & { migrate?: boolean } = {}): Promise<Modules> {
   ensureDataDir(settings);
-  const infra: Infra = createInfra(settings, { createKeyFile: true, ...opts });
+  const infra: Infra = createInfra(settings, { createKeyFile: true, openDb: createDb, ...opts });
   try {
     if (opts.migrate !== false) await migrateToLatest(infra.db);
     await infra.connectRedis();

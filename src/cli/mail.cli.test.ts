@@ -286,6 +286,12 @@ describe('mailsvc aliases, and deleting', () => {
     expectOk(list);
     expect(json(list)).toMatchObject({ total: 1, items: [{ name: 'example.org' }] });
     expect(existsSync(join(dir, 'secret.key'))).toBe(false);
+    // --search: the names containing a text (the API's ?q=), found in the database.
+    expect(json(await cli(dir, ['domains', 'list', '--search', 'AMPLE.O', '--json'], { env: { MAILSVC_REDIS_URL: 'redis://127.0.0.1:1' } }))).toMatchObject({ total: 1, items: [{ name: 'example.org' }] });
+    const none = await cli(dir, ['domains', 'list', '--search', 'nothing-here'], { env: { MAILSVC_REDIS_URL: 'redis://127.0.0.1:1' } });
+    expectOk(none);
+    expect(none.stdout).toMatch(/No domain name contains "nothing-here"/);
+    await expectFailure(cli(dir, ['domains', 'list', '--search', 'a b'], { env: { MAILSVC_REDIS_URL: 'redis://127.0.0.1:1' } }), 2, /letters, digits, dots and hyphens/);
     // A command that does keep state in Redis says so in one line.
     await expectFailure(cli(dir, ['accounts', 'sync-send-limits'], { env: { MAILSVC_REDIS_URL: 'redis://127.0.0.1:1' } }), 69, /Redis/);
   });

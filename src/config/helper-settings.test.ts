@@ -13,6 +13,8 @@ describe('helper settings', () => {
       fail2banSocket: '/run/fail2ban/fail2ban.sock',
       fail2banConfigDir: '/etc/fail2ban',
       rspamdLocalDir: '/etc/rspamd/local.d',
+      rspamdGroup: '_rspamd',
+      postsrsdDefaults: '/etc/default/postsrsd',
       nftTable: 'inet mailsvc',
       jails: {
         enabled: ['sshd', 'dovecot', 'postfix', 'postfix-sasl', 'nginx', 'mailsvc-auth', 'recidive'],

@@ -19,6 +19,10 @@ export type HelperSettings = Readonly<{
   fail2banConfigDir: string;
   /** Rspamd's local.d (its parent holds override.d too). */
   rspamdLocalDir: string;
+  /** MAILSVC_RSPAMD_GROUP (default `_rspamd`, Debian's): the group given the DKIM key files (0640), so Rspamd reads them and no other user does. A name or a gid, looked up when a key is installed. */
+  rspamdGroup: string;
+  /** MAILSVC_POSTSRSD_DEFAULTS: postsrsd's settings file, where `srs-domains-apply` sets SRS_EXCLUDE_DOMAINS (Debian: /etc/default/postsrsd). */
+  postsrsdDefaults: string;
   /** MAILSVC_NFT_TABLE: the one nftables table mailsvc owns, `<family> <name>`; the helper applies no file that names another. */
   nftTable: string;
   /** The fail2ban jails `apply-limits` renders (MAILSVC_FAIL2BAN_JAILS, MAILSVC_MAIL_LOG …). */
@@ -50,6 +54,12 @@ function endpoint(src: Source): HelperEndpoint {
   return { mode: 'unix', path };
 }
 
+function rspamdGroup(src: Source): string {
+  const v = val(src, 'MAILSVC_RSPAMD_GROUP') ?? '_rspamd';
+  if (!/^(?:\d+|[a-z_][a-z0-9_-]{0,31})$/.test(v)) throw new SettingsError('MAILSVC_RSPAMD_GROUP', 'must be a group name or a gid (Debian: _rspamd)');
+  return v;
+}
+
 /**
  * Read from the process environment only, never from the settings file: that
  * file sits in the service's data directory, which the unprivileged service can
@@ -73,6 +83,8 @@ export function loadHelperSettings(src: Source, dataDir = val(src, 'MAILSVC_DATA
     fail2banSocket: absolute(src, 'MAILSVC_FAIL2BAN_SOCKET', '/run/fail2ban/fail2ban.sock'),
     fail2banConfigDir: absolute(src, 'MAILSVC_FAIL2BAN_CONFIG_DIR', '/etc/fail2ban'),
     rspamdLocalDir: absolute(src, 'MAILSVC_RSPAMD_LOCAL_DIR', '/etc/rspamd/local.d'),
+    rspamdGroup: rspamdGroup(src),
+    postsrsdDefaults: absolute(src, 'MAILSVC_POSTSRSD_DEFAULTS', '/etc/default/postsrsd'),
     nftTable,
     jails: loadJailSettings(src),
     authLog: absolute(src, 'MAILSVC_AUTH_LOG', join(dataDir, 'auth.log')),

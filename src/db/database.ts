@@ -8,8 +8,11 @@ import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
+import { dialectOf } from './dialect.js';
 
-export type DialectName = 'sqlite' | 'postgres' | 'mysql';
+export { dialectOf } from './dialect.js';
+export type { DialectName } from './dialect.js';
+
 export type Db = Kysely<Database>;
 
 // Only the driver of the configured dialect is loaded, when the database is
@@ -26,11 +29,9 @@ const drivers = {
   mysql: (): typeof Mysql2Type => require('mysql2') as typeof Mysql2Type,
 };
 
-export function dialectOf(url: string): DialectName {
-  if (url.startsWith('sqlite:')) return 'sqlite';
-  if (url.startsWith('postgres:') || url.startsWith('postgresql:')) return 'postgres';
-  if (url.startsWith('mysql:') || url.startsWith('mariadb:')) return 'mysql';
-  throw new Error(`unsupported database URL scheme in ${url.split(':')[0]}:`);
+/** Where the SQLite driver is, for a worker thread that opens its own connection (the statistics writer). */
+export function sqliteDriverPath(): string {
+  return require.resolve('better-sqlite3');
 }
 
 function sqlitePath(url: string): string {

@@ -14,6 +14,7 @@ import * as m0011 from './migrations/0011_dns.js';
 import * as m0012 from './migrations/0012_stats.js';
 import * as m0013 from './migrations/0013_service_settings.js';
 import * as m0014 from './migrations/0014_panel_sessions.js';
+import * as m0017 from './migrations/0017_stats_indexes.js';
 
 /** Migrations in order; names sort by their numeric prefix. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012_stats': m0012,
   '0013_service_settings': m0013,
   '0014_panel_sessions': m0014,
+  '0017_stats_indexes': m0017,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

@@ -2,11 +2,18 @@ import type { HelperResult } from '../adapters/helper-client.js';
 import type { HelperSettings } from '../config/helper-settings.js';
 
 /** The helper's own settings that actions read (paths and config dirs; never from a caller). */
-export type HelperConfig = Pick<HelperSettings, 'doveadm' | 'dovecotConfig' | 'postfixConfigDir' | 'fail2banSocket' | 'fail2banConfigDir' | 'rspamdLocalDir' | 'nftTable' | 'jails' | 'authLog'> &
+export type HelperConfig = Pick<HelperSettings, 'doveadm' | 'dovecotConfig' | 'postfixConfigDir' | 'fail2banSocket' | 'fail2banConfigDir' | 'rspamdLocalDir' | 'rspamdGroup' | 'postsrsdDefaults' | 'nftTable' | 'jails' | 'authLog'> &
   Partial<Pick<HelperSettings, 'serviceManager'>>;
 
 /** One argument: a name for messages, and a validator (given the helper's own settings) that returns the canonical value or throws. */
-export type Param = { name: string; validate(raw: string, cfg: HelperConfig): string; secret?: boolean };
+export type Param = {
+  name: string;
+  validate(raw: string, cfg: HelperConfig): string;
+  /** Logged as `[redacted]`; its validator's message is replaced by "invalid value" unless `safeMessage`. */
+  secret?: boolean;
+  /** The validator's messages never quote the value: they may be shown even for a secret. */
+  safeMessage?: boolean;
+};
 
 /** The program to run: argv only, no shell. */
 export type Command = { file: string; args: string[]; okCodes?: number[]; timeoutMs?: number };
@@ -16,7 +23,19 @@ export type Command = { file: string; args: string[]; okCodes?: number[]; timeou
  * (`run`: file operations that no program does safely, such as refusing to
  * follow a symlink). Both receive only values that passed `params`' validators, in order.
  */
-export type ActionSpec =
+export type ActionSpec = (
   | { summary: string; params: readonly Param[]; command(args: readonly string[], cfg: HelperConfig): Command }
-  | { summary: string; params: readonly Param[]; run(args: readonly string[], cfg: HelperConfig): Promise<HelperResult> };
+  | { summary: string; params: readonly Param[]; run(args: readonly string[], cfg: HelperConfig): Promise<HelperResult> }
+) & {
+  /** The longest argument it takes (default 4096 characters; at most what fits a 64 KiB request line). */
+  maxArgLength?: number;
+  /**
+   * Every directory the action (or a program it runs) creates, replaces or
+   * deletes files in, from the helper's own settings: the helper's systemd
+   * unit must let it write exactly these (test/helper-unit-paths.test.ts
+   * checks deploy/systemd/mailsvc-helper.service against them). `[]`: it
+   * writes nothing on disk (signals, sockets, systemctl).
+   */
+  writes(cfg: HelperConfig): readonly string[];
+};
 

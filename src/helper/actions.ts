@@ -1,15 +1,33 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { exec } from '../adapters/exec.js';
+import { dkimKeyDir } from '../adapters/rspamd/dkim-files.js';
 import type { HelperResult } from '../adapters/helper-client.js';
 import { parseIpNet } from '../shared/ip-net.js';
 import { normalizeAddress } from '../shared/mail-names.js';
 import { QUEUE_ID_BATCH, parseQueueIdList } from '../shared/queue-id.js';
 import { limitValues } from './limits-param.js';
+import { LONG_ARG, dkimAlgorithm, dkimDomain, dkimPrivateKey, dkimSelector, signingSet, srsDomains } from './dkim-param.js';
 
 export type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
 import type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
+
+/**
+ * Postfix's queue_directory and data_directory as Debian's main.cf sets them
+ * (the helper does not read main.cf for them): postsuper works in the queue,
+ * `postfix status|reload|stop` lock the master's pid file there, `postfix
+ * start` and `postfix check` also lock and create files in the data directory.
+ */
+export const POSTFIX_QUEUE_DIR = '/var/spool/postfix';
+export const POSTFIX_DATA_DIR = '/var/lib/postfix';
+/** Writes nothing on disk: it signals a daemon, talks to its socket, or asks systemd. */
+const NOTHING = (): readonly string[] => [];
+const QUEUE = (): readonly string[] => [POSTFIX_QUEUE_DIR];
+/** The scratch directories (checker copies, the private nft copy): the unit's PrivateTmp. */
+const SCRATCH = (): string => tmpdir();
+/** Dovecot's conf.d beside its main file (MAILSVC_DOVECOT_CONFIG, Debian's by default), where apply-limits writes 99-mailsvc-limits.conf. */
+export const dovecotConfD = (cfg: HelperConfig): string => join(dirname(cfg.dovecotConfig ?? '/etc/dovecot/dovecot.conf'), 'conf.d');
 
 /** The only units the update verbs act on: fixed here, never taken from a caller. */
 export const MAILSVC_UNIT = 'mailsvc.service';
@@ -124,6 +142,9 @@ const nftRun = (check: boolean) => async ([f]: readonly string[], cfg: HelperCon
   }
 };
 
+/** postsrsd reads its settings only at start: a restart (systemctl, or MAILSVC_SERVICE_MANAGER's program). */
+const restartPostsrsd = (cfg: HelperConfig): Command => ({ ...unitCommand(cfg, 'restart', 'postsrsd.service'), timeoutMs: 30_000 });
+
 const f2b = (cfg: HelperConfig, ...args: string[]): Command => ({ file: 'fail2ban-client', args: ['-c', cfg.fail2banConfigDir, '-s', cfg.fail2banSocket, ...args], timeoutMs: 30_000 });
 
 export const DAEMONS = ['postfix', 'dovecot', 'fail2ban', 'rspamd'] as const;
@@ -164,7 +185,7 @@ const RELOAD: Record<Daemon, (cfg: HelperConfig) => Command> = {
 export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSpec>([
   [
     'doveadm-kick',
-    {
+    { writes: NOTHING,
       summary: "end a mail user's open IMAP and POP sessions (exit 68: nobody was connected)",
       params: [mailUser],
       // `--`: a valid address may begin with "-"; doveadm must not read it as an option.
@@ -173,7 +194,7 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   ],
   [
     'reload',
-    {
+    { writes: QUEUE,
       summary: `reload one daemon's configuration: ${DAEMONS.join(', ')}`,
       params: [oneOf('daemon', DAEMONS)],
       command: ([daemon], cfg) => RELOAD[daemon as Daemon](cfg),
@@ -181,15 +202,15 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   ],
   ...POSTSUPER.map(([name, flag, what]): [string, ActionSpec] => [
     name,
-    { summary: `postsuper ${flag}: ${what}; <ids> is 1 to ${QUEUE_ID_BATCH} queue ids, comma-separated`, params: [queueIds], command: postsuper(flag) },
+    { summary: `postsuper ${flag}: ${what}; <ids> is 1 to ${QUEUE_ID_BATCH} queue ids, comma-separated`, params: [queueIds], command: postsuper(flag), writes: QUEUE },
   ]),
   [
     'f2b-status',
-    { summary: "list fail2ban's jails (fail2ban-client status)", params: [], command: (_args, cfg) => f2b(cfg, 'status') },
+    { writes: NOTHING, summary: "list fail2ban's jails (fail2ban-client status)", params: [], command: (_args, cfg) => f2b(cfg, 'status') },
   ],
   [
     'f2b-jail-bans',
-    {
+    { writes: NOTHING,
       summary: 'the addresses one jail bans, with their times (get <jail> banip --with-time)',
       params: [jail],
       command: ([j], cfg) => f2b(cfg, 'get', j ?? '', 'banip', '--with-time'),
@@ -197,40 +218,40 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   ],
   [
     'f2b-ignoreip',
-    { summary: "the addresses one jail never bans (get <jail> ignoreip)", params: [jail], command: ([j], cfg) => f2b(cfg, 'get', j ?? '', 'ignoreip') },
+    { writes: NOTHING, summary: "the addresses one jail never bans (get <jail> ignoreip)", params: [jail], command: ([j], cfg) => f2b(cfg, 'get', j ?? '', 'ignoreip') },
   ],
   [
     'f2b-banned',
-    { summary: 'the jails that ban one address (banned <ip>)', params: [ipNet], command: ([ip], cfg) => f2b(cfg, 'banned', ip ?? '') },
+    { writes: NOTHING, summary: 'the jails that ban one address (banned <ip>)', params: [ipNet], command: ([ip], cfg) => f2b(cfg, 'banned', ip ?? '') },
   ],
   [
     'f2b-ban',
-    { summary: 'ban an address or network in one jail (set <jail> banip <ip>)', params: [jail, ipNet], command: ([j, ip], cfg) => f2b(cfg, 'set', j ?? '', 'banip', ip ?? '') },
+    { writes: NOTHING, summary: 'ban an address or network in one jail (set <jail> banip <ip>)', params: [jail, ipNet], command: ([j, ip], cfg) => f2b(cfg, 'set', j ?? '', 'banip', ip ?? '') },
   ],
   [
     'f2b-unban',
-    { summary: 'lift the ban of an address or network in one jail (set <jail> unbanip <ip>)', params: [jail, ipNet], command: ([j, ip], cfg) => f2b(cfg, 'set', j ?? '', 'unbanip', ip ?? '') },
+    { writes: NOTHING, summary: 'lift the ban of an address or network in one jail (set <jail> unbanip <ip>)', params: [jail, ipNet], command: ([j, ip], cfg) => f2b(cfg, 'set', j ?? '', 'unbanip', ip ?? '') },
   ],
   [
     'postfix-status',
     // Exit 1 is an answer (not running), not a failure; the report and topology tell it apart from "cannot tell".
-    { summary: 'whether the Postfix mail system runs (postfix status: exit 0 running, 1 not)', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'status'], okCodes: [0, 1] }) },
+    { writes: QUEUE, summary: 'whether the Postfix mail system runs (postfix status: exit 0 running, 1 not)', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'status'], okCodes: [0, 1] }) },
   ],
   [
     'nft-check',
-    { summary: "check an nftables file that replaces mailsvc's own table, without applying it (nft -c -f <file>)", params: [nftFile], run: nftRun(true) },
+    { writes: () => [SCRATCH()], summary: "check an nftables file that replaces mailsvc's own table, without applying it (nft -c -f <file>)", params: [nftFile], run: nftRun(true) },
   ],
   [
     'nft-apply',
-    { summary: "apply an nftables file that replaces mailsvc's own table as one transaction (nft -f <file>)", params: [nftFile], run: nftRun(false) },
+    { writes: () => [SCRATCH()], summary: "apply an nftables file that replaces mailsvc's own table as one transaction (nft -f <file>)", params: [nftFile], run: nftRun(false) },
   ],
   [
     'mailsvc-restart',
-    { summary: `restart the API service (${MAILSVC_UNIT}) after an update switched its release; no other unit`, params: [], command: (_a, cfg) => unitCommand(cfg, 'restart', MAILSVC_UNIT) },
+    { writes: NOTHING, summary: `restart the API service (${MAILSVC_UNIT}) after an update switched its release; no other unit`, params: [], command: (_a, cfg) => unitCommand(cfg, 'restart', MAILSVC_UNIT) },
   ],
   [
     'mailsvc-update-start',
-    {
+    { writes: NOTHING,
       summary: 'start mailsvc-update@<job>.service without waiting: it runs that queued update job outside the service it restarts',
       params: [jobId],
       command: ([id], cfg) => unitCommand(cfg, 'start', mailsvcUpdateUnit(id ?? ''), ['--no-block']),
@@ -238,27 +259,61 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   ],
   [
     'restart-postsrsd',
-    {
+    { writes: NOTHING,
       summary: 'restart postsrsd so it reads its excluded domains again (systemctl restart postsrsd.service; it reads its settings only at start)',
       params: [],
-      command: () => ({ file: 'systemctl', args: ['restart', 'postsrsd.service'], timeoutMs: 30_000 }),
+      command: (_a, cfg) => restartPostsrsd(cfg),
+    },
+  ],
+  [
+    'dkim-key-install',
+    { writes: (cfg) => [dirname(cfg.rspamdLocalDir), dkimKeyDir(cfg.rspamdLocalDir)],
+      summary: "write one DKIM private key file for Rspamd (<key dir>/<domain>.<selector>.key, 0640 root:MAILSVC_RSPAMD_GROUP); the key (base64 PKCS#8 DER, RSA 2048-4096 bits or Ed25519) is parsed and written in Rspamd's form; a selector that signs now keeps its key",
+      params: [dkimDomain, dkimSelector, dkimAlgorithm, dkimPrivateKey],
+      run: async (args, cfg) => (await import('./dkim-action.js')).installKey(args, cfg),
+    },
+  ],
+  [
+    'dkim-signing-apply',
+    { writes: (cfg) => [cfg.rspamdLocalDir, SCRATCH()],
+      summary: "render Rspamd's dkim_signing.conf from domain and selector names (key files derived, each must exist), rspamadm configtest on a staged copy, rename, reload Rspamd when it runs, restore on failure (JSON outcome)",
+      params: [signingSet],
+      maxArgLength: LONG_ARG,
+      run: async (args, cfg) => (await import('./dkim-action.js')).applySigning((c) => RELOAD.rspamd(c))(args, cfg),
+    },
+  ],
+  [
+    'dkim-key-remove',
+    { writes: (cfg) => [dkimKeyDir(cfg.rspamdLocalDir)],
+      summary: "delete the key file of a retired DKIM selector; refused while dkim_signing.conf still names it",
+      params: [dkimDomain, dkimSelector],
+      run: async (args, cfg) => (await import('./dkim-action.js')).removeKey(args, cfg),
+    },
+  ],
+  [
+    'srs-domains-apply',
+    { writes: (cfg) => [dirname(cfg.postsrsdDefaults)],
+      summary: "set postsrsd's SRS_EXCLUDE_DOMAINS (MAILSVC_POSTSRSD_DEFAULTS) to these domain names when it differs, sh -n, rename, restart postsrsd, restore on failure (JSON outcome)",
+      params: [srsDomains],
+      maxArgLength: LONG_ARG,
+      run: async (args, cfg) => (await import('./dkim-action.js')).applySrsDomains(restartPostsrsd)(args, cfg),
     },
   ],
   [
     'postfix-stop',
-    { summary: 'stop Postfix (no mail accepted) around a restore', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'stop'], timeoutMs: 60_000 }) },
+    { writes: QUEUE, summary: 'stop Postfix (no mail accepted) around a restore', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'stop'], timeoutMs: 60_000 }) },
   ],
   [
     'postfix-start',
-    { summary: 'start Postfix again after a restore', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'start'], timeoutMs: 60_000 }) },
+    { writes: () => [POSTFIX_QUEUE_DIR, POSTFIX_DATA_DIR], summary: 'start Postfix again after a restore', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'start'], timeoutMs: 60_000 }) },
   ],
   [
     'nft-list-ruleset',
-    { summary: 'the whole nftables ruleset as JSON (nft -j list ruleset), read only', params: [], command: () => ({ file: 'nft', args: ['-j', 'list', 'ruleset'], timeoutMs: 30_000 }) },
+    { writes: NOTHING, summary: 'the whole nftables ruleset as JSON (nft -j list ruleset), read only', params: [], command: () => ({ file: 'nft', args: ['-j', 'list', 'ruleset'], timeoutMs: 30_000 }) },
   ],
   [
     'apply-limits',
-    {
+    { writes: (cfg) => [cfg.postfixConfigDir, cfg.rspamdLocalDir, dovecotConfD(cfg), join(cfg.fail2banConfigDir, 'jail.d'), SCRATCH(), POSTFIX_QUEUE_DIR, POSTFIX_DATA_DIR],
       summary: "render the limits into Postfix, Rspamd, Dovecot and fail2ban files, check each with its daemon's checker, reload; all or nothing (JSON outcome)",
       params: [limitValues],
       // The applier (renders, checkers, config applier) loads only when this action runs: the CLI's start-up reads this table.

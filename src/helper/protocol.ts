@@ -13,7 +13,8 @@ export const MAX_REQUEST_BYTES = 64 * 1024;
 /** An answer carries up to 1 MiB of stdout and of stderr, JSON-escaped. */
 export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 const MAX_ARGS = 16;
-const MAX_ARG_LENGTH = 4096;
+/** The longest argument by default; an action may take longer ones (ActionSpec.maxArgLength), within the line limit. */
+export const MAX_ARG_LENGTH = 4096;
 
 export type RequestId = string | number;
 export type HelperRequest = { id: RequestId; action: string; args: string[] };
@@ -27,7 +28,7 @@ export type HelperAnswer =
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Reads one request line; anything unexpected is a `malformed` answer, never an exception. */
-export function parseRequest(line: string): HelperRequest | HelperAnswer {
+export function parseRequest(line: string, maxArgLength: (action: string) => number = () => MAX_ARG_LENGTH): HelperRequest | HelperAnswer {
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -44,8 +45,9 @@ export function parseRequest(line: string): HelperRequest | HelperAnswer {
   if (!Array.isArray(args) || args.length > MAX_ARGS || !args.every((a): a is string => typeof a === 'string')) {
     return bad(`"args" must be an array of at most ${MAX_ARGS} strings`);
   }
-  if (args.some((a) => a.length > MAX_ARG_LENGTH || hasControlChars(a))) {
-    return bad(`an argument holds a control character or is longer than ${MAX_ARG_LENGTH} characters`);
+  const limit = maxArgLength(action);
+  if (args.some((a) => a.length > limit || hasControlChars(a))) {
+    return bad(`an argument holds a control character or is longer than ${limit} characters`);
   }
   return { id: answerId as RequestId, action, args };
 }

@@ -4,6 +4,7 @@ import { ACTIONS } from './actions.js';
 import type { ActionSpec, HelperConfig } from './actions.js';
 import { HelperError } from '../adapters/helper-client.js';
 import type { HelperClient, HelperResult } from '../adapters/helper-client.js';
+import { MAX_ARG_LENGTH } from './protocol.js';
 import type { HelperAnswer } from './protocol.js';
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
@@ -26,6 +27,11 @@ export class HelperRunner {
     private readonly actions: ReadonlyMap<string, ActionSpec> = ACTIONS,
   ) {}
 
+  /** The longest argument `action` takes (the protocol refuses longer ones before anything runs). */
+  maxArgLength(action: string): number {
+    return this.actions.get(action)?.maxArgLength ?? MAX_ARG_LENGTH;
+  }
+
   async answer(action: string, rawArgs: readonly string[]): Promise<Outcome> {
     const started = Date.now();
     const spec = this.actions.get(action);
@@ -41,12 +47,14 @@ export class HelperRunner {
     if (rawArgs.length !== spec.params.length) {
       return done({ ok: false, error: 'invalid-argument', detail: `${action} takes ${spec.params.map((p) => `<${p.name}>`).join(' ') || 'no arguments'}` });
     }
+    const limit = spec.maxArgLength ?? MAX_ARG_LENGTH;
+    if (rawArgs.some((a) => a.length > limit)) return done({ ok: false, error: 'invalid-argument', detail: `${action}: an argument is longer than ${limit} characters` });
     const args: string[] = [];
     for (const [i, param] of spec.params.entries()) {
       try {
         args.push(param.validate(rawArgs[i] ?? '', this.cfg));
       } catch (err) {
-        return done({ ok: false, error: 'invalid-argument', detail: `${action} <${param.name}>: ${param.secret ? 'invalid value' : message(err)}` });
+        return done({ ok: false, error: 'invalid-argument', detail: `${action} <${param.name}>: ${param.secret && !param.safeMessage ? 'invalid value' : message(err)}` });
       }
     }
     try {

@@ -31,7 +31,7 @@ function serveConnection(socket: Socket, runner: HelperRunner, log: Logger, opts
   socket.setTimeout(opts.idleMs, () => socket.destroy());
   socket.on('error', () => undefined);
   const onLine = (line: string): void => {
-    const request = parseRequest(line);
+    const request = parseRequest(line, (action) => runner.maxArgLength(action));
     if (isAnswer(request)) {
       // Answered in turn, so answers keep the order of the lines.
       chain = chain.then(() => send(request));

@@ -3,8 +3,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type PinoType from 'pino';
 import type { Settings } from '../config/settings.js';
-import { createDb, dialectOf } from '../db/database.js';
-import type { Db, DialectName } from '../db/database.js';
+import { dialectOf } from '../db/dialect.js';
+import type { DialectName } from '../db/dialect.js';
+import type { Db } from '../db/database.js';
 import type { OutboundPolicy } from '../adapters/outbound/address-policy.js';
 import { createRedis } from '../adapters/redis/redis-client.js';
 import type { HelperClient } from '../adapters/helper-client.js';
@@ -51,6 +52,13 @@ export type InfraOptions = {
   log?: Logger | (() => Logger);
   /** The service on its first start makes the key file; a host command never does. */
   createKeyFile?: boolean;
+  /**
+   * Opens the database (`createDb` of db/database.js). Passed in rather than
+   * imported so that a command that never opens the database (queue list)
+   * does not load Kysely and its drivers; `infra.db` without it is a
+   * programming error, reported as such.
+   */
+  openDb?: (url: string) => Db;
 };
 
 // Loaded on first use: a CLI command that logs nothing and uses no Redis loads neither.
@@ -84,7 +92,11 @@ export function createInfra(settings: Settings, opts: InfraOptions = {}): Infra 
   let dbOpen: Db | undefined;
   let redisOpen: Redis | undefined;
   let changesOpen: ChangeSignal | undefined;
-  const db = memo(() => (dbOpen = createDb(settings.databaseUrl)));
+  const openDb = opts.openDb;
+  const db = memo(() => {
+    if (!openDb) throw new Error('this command was built without the database (createInfra without openDb)');
+    return (dbOpen = openDb(settings.databaseUrl));
+  });
   const redis = memo((): Redis | undefined => {
     if (!settings.redisUrl) return undefined;
     // Fail fast while Redis is away (no offline queue, short timeouts): requests get a 503, never a hang.

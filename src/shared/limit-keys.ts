@@ -58,7 +58,7 @@ export const LIMITS: readonly LimitSpec[] = [
   { key: 'spam-score-reject', type: 'score', unit: 'score', min: 0, max: 1000, default: 15, appliesTo: ['rspamd'], description: 'spam score from which a message is rejected' },
   { key: 'greylist-delay', type: 'duration', unit: 'seconds', min: 1, max: DAY, default: 300, appliesTo: ['rspamd'], description: 'how long a greylisted sender must wait before retrying' },
   { key: 'greylist-expire', type: 'duration', unit: 'seconds', min: 60, max: 365 * DAY, default: DAY, appliesTo: ['rspamd'], description: 'how long a greylist entry is kept' },
-  { key: 'dkim-key-bits', type: 'count', unit: 'bits', min: 1024, max: 4096, allowed: [1024, 2048, 3072, 4096], default: 2048, appliesTo: ['service'], description: 'size of new DKIM keys' },
+  { key: 'dkim-key-bits', type: 'count', unit: 'bits', min: 2048, max: 4096, allowed: [2048, 3072, 4096], default: 2048, appliesTo: ['service'], description: 'size of new DKIM keys' },
   { key: 'dkim-rotation-days', type: 'count', unit: 'days', min: 1, max: 3650, default: 180, appliesTo: ['service'], description: 'age after which a DKIM key is rotated' },
   { key: 'dkim-rotation-grace-days', type: 'count', unit: 'days', min: 0, max: 365, default: 7, appliesTo: ['service'], description: 'days the old DKIM key stays published after a rotation' },
   { key: 'stats-retention-days', type: 'count', unit: 'days', min: 1, max: 36_500, default: 365, appliesTo: ['service'], description: 'days traffic statistics are kept' },

@@ -51,6 +51,9 @@ export async function startTestApp(databaseUrl: string, env: Record<string, stri
     MAILSVC_LOG_LEVEL: 'debug',
     // One key per database, as on a real host: apps reopened on it can open its secrets.
     MAILSVC_SECRET_KEY: createHash('sha256').update(databaseUrl).digest('base64'),
+    // Never the machine's /var/backups/mailsvc: a failed verify left there by an
+    // operator's run made /health/details of every test app read degraded.
+    MAILSVC_BACKUP_LOCAL_DIR: join(dataDir, 'backups'),
     ...env,
   });
   const logs: string[] = [];

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSettings } from '../../src/config/settings.js';
+import { createDb } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createInfra } from '../../src/infra/infra.js';
 import type { Infra } from '../../src/infra/infra.js';
@@ -27,16 +28,22 @@ export async function openDnsModules(
       MAILSVC_CONFIG_FILE: join(dataDir, 'none.conf'),
       MAILSVC_SECRET_KEY: randomBytes(32).toString('base64'),
       MAILSVC_HELPER: 'direct',
+      // The helper's actions run in this process: never on the host's own daemon files.
+      MAILSVC_RSPAMD_LOCAL_DIR: join(dataDir, 'no-rspamd/local.d'),
+      MAILSVC_POSTSRSD_DEFAULTS: join(dataDir, 'no-postsrsd'),
       MAILSVC_LOG_LEVEL: 'silent',
       ...(opts.databaseUrl ? { MAILSVC_DATABASE_URL: opts.databaseUrl } : {}),
       ...env,
     },
     dataDir,
   );
-  const infra = createInfra(settings, { createKeyFile: true, ...(opts.clock ? { clock: opts.clock } : {}) });
+  const infra = createInfra(settings, { createKeyFile: true, openDb: createDb, ...(opts.clock ? { clock: opts.clock } : {}) });
   await migrateToLatest(infra.db);
   const later: { dns?: DnsModule } = {};
-  const domains = createDomainsModule(infra, { keys: { generate: (d) => (later.dns as DnsModule).dkim.generate(d) } });
+  const dkim = () => (later.dns as DnsModule).dkim;
+  const domains = createDomainsModule(infra, {
+    keys: { generate: (d) => dkim().generate(d), stopSigning: (d) => dkim().stopSigning(d), forget: (tx, d) => dkim().forgetDomain(tx, d), restoreSigning: async () => void (await dkim().syncSigning()) },
+  });
   const dns = (later.dns = createDnsModule(infra, { domains: domains.service, keyBits: () => 2048, ...deps }));
   return { infra, domains, dns, close: () => infra.close() };
 }

@@ -23,12 +23,14 @@ export function login(t: TestApp, password = ADMIN_PASSWORD, username = ADMIN_US
 }
 
 /** Enrols and confirms TOTP with Basic credentials; returns the secret. */
-export async function enableTotp(t: TestApp, at = Date.now()): Promise<string> {
+export async function enableTotp(t: TestApp, at?: number): Promise<string> {
   const enroll = await call(t, 'POST', '/auth/mfa/totp/enroll', t.basic());
   expect(enroll.status).toBe(200);
   const secret = String(enroll.body.secret);
-  // A code of the previous step, so the step of "now" stays free for sign-in.
-  const confirm = await call(t, 'POST', '/auth/mfa/totp/confirm', t.basic(), { code: oathtoolCode(secret, at - 30_000) });
+  // A code of the previous step, so the step of "now" stays free for sign-in. "Now" is read after the
+  // enrolment answered: read before it, a slow enrolment (argon2 under load) could end two steps later,
+  // and the code would be refused as too old.
+  const confirm = await call(t, 'POST', '/auth/mfa/totp/confirm', t.basic(), { code: oathtoolCode(secret, (at ?? Date.now()) - 30_000) });
   expect(confirm.status).toBe(200);
   expect(confirm.body.totp_enabled).toBe(true);
   return secret;

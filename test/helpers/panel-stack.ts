@@ -14,6 +14,7 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import { CLI_BIN, REPO_ROOT } from './cli.js';
 import { findProgram } from './mail-daemons.js';
 import { skipNotice } from './services.js';
+import { prepareRspamd } from './rspamd.js';
 import { startTestApp } from './app.js';
 import type { TestApp } from './app.js';
 
@@ -67,13 +68,24 @@ export async function startPanelStack(databaseUrl: string, env: Record<string, s
   const run = mkdtempSync(join(tmpdir(), 'mailsvc-panel-'));
   mkdirSync(run, { recursive: true });
   const sock = join(run, 'helper.sock');
+  // Every place the helper writes is a private copy: left to its defaults it would write the machine's
+  // /etc/rspamd (DKIM keys and dkim_signing.conf), /etc/default/postsrsd and /etc/fail2ban.
+  const rspamd = await prepareRspamd(run, '127.0.0.1:53');
+  const fail2banDir = join(run, 'fail2ban');
+  mkdirSync(join(fail2banDir, 'jail.d'), { recursive: true });
+  const daemonPlaces = {
+    MAILSVC_RSPAMD_LOCAL_DIR: rspamd.localDir,
+    MAILSVC_POSTSRSD_DEFAULTS: join(run, 'postsrsd.defaults'),
+    MAILSVC_FAIL2BAN_CONFIG_DIR: fail2banDir,
+  };
   const helper: ChildProcess = spawn('ip', ['netns', 'exec', ns, process.execPath, CLI_BIN, 'helper', 'serve'], {
-    // The helper reads the daemons' places from its own environment (the Postfix queue's config dir).
-    env: { PATH: process.env.PATH ?? '', MAILSVC_HELPER: `unix:${sock}`, ...Object.fromEntries(Object.entries(env).filter(([k]) => k === 'MAILSVC_POSTFIX_CONFIG_DIR')) },
+    // The helper reads the daemons' places from its own environment: the private copies above, or the
+    // test's own (the Postfix queue's config dir, the Rspamd directory whose dkim/ and local.d/ the DKIM actions write).
+    env: { PATH: process.env.PATH ?? '', MAILSVC_HELPER: `unix:${sock}`, MAILSVC_DATA_DIR: run, ...daemonPlaces, ...Object.fromEntries(Object.entries(env).filter(([k]) => k === 'MAILSVC_POSTFIX_CONFIG_DIR' || k in daemonPlaces)) },
     stdio: 'ignore',
   });
   for (let i = 0; i < 100 && !existsSync(sock); i += 1) await new Promise((r) => setTimeout(r, 100));
-  const t = await startTestApp(databaseUrl, { MAILSVC_ENABLE_WEB_PANEL: 'yes', MAILSVC_TRUSTED_PROXIES: '127.0.0.1', MAILSVC_HELPER: `unix:${sock}`, ...env });
+  const t = await startTestApp(databaseUrl, { MAILSVC_ENABLE_WEB_PANEL: 'yes', MAILSVC_TRUSTED_PROXIES: '127.0.0.1', MAILSVC_HELPER: `unix:${sock}`, ...daemonPlaces, ...env });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const apiPort = (t.app.server.address() as AddressInfo).port;
 

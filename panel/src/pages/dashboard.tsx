@@ -1,36 +1,63 @@
-import { api } from '../api';
-import { ErrorNote, Page, useLoad } from '../ui';
+import { api, getOnce, prefetch, qs } from '../api';
+import { ErrorNote, Page, useLoad, when } from '../ui';
+import { TrafficChart } from '../chart';
+import type { Timeline } from '../chart';
+import type { BackupShow } from './backups';
 
-type Health = { status: string; version: string; uptime_seconds: number; database: { dialect: string; reachable: boolean; schema_version: string | null }; redis: { configured: boolean; reachable: boolean | null } };
+type Health = { status: string; degraded_by?: string[]; version: string; uptime_seconds: number; database: { dialect: string; reachable: boolean; schema_version: string | null }; redis: { configured: boolean; reachable: boolean | null } };
 type Counts = Record<string, number>;
+type Components = { status: string; degraded_by?: string[]; components: Record<string, { status: string; detail: string | null }> };
+type DeliverabilityStatus = { domain: string; checked_at: string; ok: boolean; counts: { pass: number; fail: number; unknown: number }; failed: string[] };
 
-/** A slot for an area whose API is not there yet. */
-function Later({ title }: { title: string }) {
-  return (
-    <div class="card">
-      <h2>{title}</h2>
-      <p class="muted">Not available yet in this version.</p>
-    </div>
-  );
+const DAY = 86_400_000;
+/** The last 7 UTC days, today included. */
+const week = (): string => {
+  const today = Date.now() - (Date.now() % DAY);
+  return qs({ from: new Date(today - 6 * DAY).toISOString().slice(0, 10), to: new Date(today + DAY).toISOString().slice(0, 10), bucket: 'day' });
+};
+const PATHS = { health: '/health/details?components=false', components: '/health/details', counts: '/admin/queue/counts', backups: '/admin/backups/settings', deliverability: '/dns/deliverability?limit=20', traffic: () => `/stats/timeline${week()}` };
+
+/** Called at start-up when the panel opens on the dashboard: its requests go out beside the session check, all at once. */
+export function prefetchDashboard(): void {
+  for (const p of [PATHS.health, PATHS.counts, PATHS.backups, PATHS.deliverability, PATHS.traffic()]) prefetch(p);
 }
 
+/** Each card fills in as its own answer arrives: none waits for another. */
 export function Dashboard() {
-  const health = useLoad(() => api<Health>('GET', '/health/details'), []);
-  const counts = useLoad(() => api<Counts>('GET', '/admin/queue/counts'), []);
+  const health = useLoad(() => getOnce<Health>(PATHS.health), []);
+  const counts = useLoad(() => getOnce<Counts>(PATHS.counts), []);
+  const backups = useLoad(() => getOnce<BackupShow>(PATHS.backups), []);
+  const deliverability = useLoad(() => getOnce<{ items: DeliverabilityStatus[]; total: number }>(PATHS.deliverability), []);
+  const traffic = useLoad(() => getOnce<Timeline>(PATHS.traffic()), []);
   const h = health.data;
+  // The daemons' probes start a dozen processes: asked once the status is shown, so nothing waits for them.
+  const components = useLoad(() => (h ? api<Components>('GET', PATHS.components) : Promise.resolve(null)), [h !== undefined]);
+  const b = backups.data;
+  const status = components.data?.status ?? h?.status;
+  const degradedBy = (components.data ?? h)?.degraded_by ?? [];
   return (
     <Page title="Dashboard">
       <div class="cards">
         <div class="card">
           <h2>Health</h2>
           <ErrorNote error={health.error} />
+          {!h && !health.error && <p class="muted">Loading…</p>}
           {h && (
             <dl>
-              <dt>Status</dt><dd class={h.status === 'ok' ? 'ok' : 'error'} data-testid="health-status">{h.status}</dd>
+              {/* The first answer leaves the daemons out; once they are probed, the status is the whole one. */}
+              <dt>Status</dt><dd class={status === 'ok' ? 'ok' : 'error'} data-testid="health-status">{status}{degradedBy.length > 0 && <small data-testid="health-degraded-by"> — {degradedBy.join(', ')}</small>}</dd>
               <dt>Version</dt><dd>{h.version}</dd>
               <dt>Database</dt><dd>{h.database.dialect}, {h.database.reachable ? 'reachable' : 'unreachable'}</dd>
               <dt>Redis</dt><dd>{h.redis.configured ? (h.redis.reachable ? 'reachable' : 'unreachable') : 'not configured'}</dd>
             </dl>
+          )}
+          {h && !components.data && !components.error && <p class="muted" role="status">Probing the daemons…</p>}
+          {components.data && (
+            <ul class="plain" data-testid="components">
+              {Object.entries(components.data.components).map(([name, c]) => (
+                <li key={name}>{name}: <span class={c.status === 'up' ? 'ok' : c.status === 'down' ? 'error' : 'muted'}>{c.status}</span>{c.detail && <small> — {c.detail}</small>}</li>
+              ))}
+            </ul>
           )}
         </div>
         <div class="card">
@@ -47,9 +74,39 @@ export function Dashboard() {
             </table>
           )}
         </div>
-        <Later title="Last backup and verify" />
-        <Later title="Deliverability" />
-        <Later title="Traffic, last 7 days" />
+        <div class="card">
+          <h2>Last backup and verify</h2>
+          <ErrorNote error={backups.error} />
+          {b && (
+            <dl>
+              <dt>Backup</dt>
+              <dd data-testid="dash-backup">{b.last_backup ? `${b.last_backup.type}, ${when(b.last_backup.completed_at)}` : 'none yet'}</dd>
+              <dt>Verify</dt>
+              <dd data-testid="dash-verify" class={b.last_verify ? (b.last_verify.ok ? 'ok' : 'error') : 'muted'}>{b.last_verify ? `${b.last_verify.ok ? 'OK' : 'FAILED'}, ${when(b.last_verify.verified_at)}` : 'never'}</dd>
+            </dl>
+          )}
+          <p><a href="#/backups">Backups</a></p>
+        </div>
+        <div class="card">
+          <h2>Deliverability</h2>
+          <ErrorNote error={deliverability.error} />
+          {deliverability.data && (deliverability.data.items.length === 0 ? <p class="muted">No report yet.</p> : (
+            <ul class="plain" data-testid="dash-deliverability">
+              {deliverability.data.items.map((d) => (
+                <li key={d.domain}>
+                  <a href={`#/dns?domain=${encodeURIComponent(d.domain)}`}>{d.domain}</a>: <span class={d.ok ? 'ok' : 'error'}>{d.ok ? 'OK' : `${d.counts.fail} failed`}</span>
+                  {d.counts.unknown > 0 && <>, {d.counts.unknown} could not be determined</>} <small>({when(d.checked_at)})</small>
+                </li>
+              ))}
+            </ul>
+          ))}
+        </div>
+        <div class="card wide">
+          <h2>Traffic, last 7 days</h2>
+          <ErrorNote error={traffic.error} />
+          {traffic.data && <TrafficChart timeline={traffic.data} title="Messages in the last 7 days" />}
+          <p><a href="#/stats">Statistics</a></p>
+        </div>
       </div>
     </Page>
   );

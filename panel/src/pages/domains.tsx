@@ -1,13 +1,12 @@
 import { useState } from 'preact/hooks';
-import { api, qs } from '../api';
-import { ErrorNote, Field, PAGE_SIZE, Page, Pager, useAction, useLoad, when } from '../ui';
+import { api } from '../api';
+import { ErrorNote, Field, formErrors, Page, useAction, when } from '../ui';
+import { List, useVersion } from '../list';
 
 type Domain = { id: number; name: string; active: boolean; accounts?: number; aliases?: number; created_at: string };
-type PageOf<T> = { items: T[]; total: number; limit: number; offset: number };
 
 export function Domains() {
-  const [offset, setOffset] = useState(0);
-  const list = useLoad(() => api<PageOf<Domain>>('GET', `/domains${qs({ limit: PAGE_SIZE, offset })}`), [offset]);
+  const [version, reload] = useVersion();
   const [name, setName] = useState('');
   const create = useAction();
   const row = useAction();
@@ -17,47 +16,47 @@ export function Domains() {
     void create.run(async () => {
       await api('POST', '/domains', { name: name.trim() });
       setName('');
-      list.reload();
+      reload();
     });
   };
-  const act = (fn: () => Promise<unknown>) => void row.run(async () => (await fn(), list.reload()));
+  const errors = formErrors(create.error, ['name'], { primary: 'name' });
+  const act = (fn: () => Promise<unknown>) => void row.run(async () => (await fn(), reload()));
 
   return (
     <Page title="Domains">
       <form onSubmit={add} class="row" aria-label="Add a domain">
-        <Field label="Domain name" name="name" value={name} onInput={setName} error={create.error} primary required hint="e.g. example.org" />
+        <Field label="Domain name" name="name" value={name} onInput={setName} errors={errors} required hint="e.g. example.org" />
         <button type="submit" disabled={create.busy}>Add domain</button>
       </form>
-      <ErrorNote error={list.error ?? row.error} />
-      {list.data && (
-        <>
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Table (scrolls sideways on small screens)">
-            <table>
-              <thead><tr><th>Name</th><th>Active</th><th>Accounts</th><th>Aliases</th><th>Created</th><th>Actions</th></tr></thead>
-              <tbody>
-                {list.data.items.map((d) => (
-                  <tr key={d.id}>
-                    <td>{d.name}</td>
-                    <td>{d.active ? 'yes' : 'no'}</td>
-                    <td>{d.accounts ?? '—'}</td>
-                    <td>{d.aliases ?? '—'}</td>
-                    <td>{when(d.created_at)}</td>
-                    <td>
-                      <button type="button" class="secondary" onClick={() => act(() => api('PATCH', `/domains/${encodeURIComponent(d.name)}`, { active: !d.active }))}>
-                        {d.active ? 'Deactivate' : 'Activate'} <span class="visually-hidden">{d.name}</span>
-                      </button>
-                      <button type="button" class="danger" onClick={() => confirm(`Delete ${d.name}?`) && act(() => api('DELETE', `/domains/${encodeURIComponent(d.name)}`))}>
-                        Delete <span class="visually-hidden">{d.name}</span>
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager total={list.data.total} offset={offset} onOffset={setOffset} />
-        </>
-      )}
+      <ErrorNote error={row.error} />
+      <List<Domain>
+        label="Domains"
+        path="/domains"
+        version={version}
+        rowKey={(d) => d.id}
+        empty="No domains yet."
+        columns={[
+          { title: 'Name', cell: (d) => d.name },
+          { title: 'Active', cell: (d) => (d.active ? 'yes' : 'no') },
+          { title: 'Accounts', cell: (d) => d.accounts ?? '—' },
+          { title: 'Aliases', cell: (d) => d.aliases ?? '—' },
+          { title: 'Created', cell: (d) => when(d.created_at) },
+          {
+            title: 'Actions',
+            cell: (d) => (
+              <>
+                <a href={`#/dns?domain=${encodeURIComponent(d.name)}`}>DNS <span class="visually-hidden">of {d.name}</span></a>{' '}
+                <button type="button" class="secondary" onClick={() => act(() => api('PATCH', `/domains/${encodeURIComponent(d.name)}`, { active: !d.active }))}>
+                  {d.active ? 'Deactivate' : 'Activate'} <span class="visually-hidden">{d.name}</span>
+                </button>
+                <button type="button" class="danger" onClick={() => confirm(`Delete ${d.name}?`) && act(() => api('DELETE', `/domains/${encodeURIComponent(d.name)}`))}>
+                  Delete <span class="visually-hidden">{d.name}</span>
+                </button>
+              </>
+            ),
+          },
+        ]}
+      />
     </Page>
   );
 }

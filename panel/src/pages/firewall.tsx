@@ -1,13 +1,14 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api } from '../api';
-import { ErrorNote, Page, useAction, useLoad, when } from '../ui';
+import { described, ErrorNote, FieldMessage, formErrors, Page, useAction, useLoad, when } from '../ui';
 
 type Rule = { ports: string; protocol: 'tcp' | 'udp'; source: string; enabled: 'yes' | 'no' };
 type Firewall = { 'firewall-enabled': 'yes' | 'no'; 'firewall-rules-json': Rule[]; confirm_by?: string };
 
-/** The message the API gives for row i's field, from paths like firewall-rules-json[2].ports. */
-const rowError = (err: ApiError | null, i: number, field: keyof Rule): string | undefined =>
-  err?.errors.find((e) => e.path.replace(/^body\./, '').replace(/\.(\d+)\./, '[$1].') === `firewall-rules-json[${i}].${field}`)?.message;
+/** A row's cell as a form field: the API names it firewall-rules-json.2.ports (or [2].ports). */
+const cellName = (i: number, field: keyof Rule): string => `firewall-rules-json.${i}.${field}`;
+const FIELDS = (rules: Rule[]): string[] => ['firewall-enabled', ...rules.flatMap((_, i) => (['ports', 'protocol', 'source', 'enabled'] as const).map((f) => cellName(i, f)))];
+const normal = (path: string): string => path.replace(/\[(\d+)\]/g, '.$1');
 
 export function Firewall() {
   const current = useLoad(() => api<Firewall>('GET', '/admin/firewall'), []);
@@ -23,6 +24,9 @@ function Editor({ data, reload }: { data: Firewall; reload: () => void }) {
   const [lockout, setLockout] = useState<string | null>(null);
   const save = useAction();
 
+  // The lockout guard's 409 has its own box; anything else at the cell, the switch or (naming no field) below the table.
+  const refusal = save.error && save.error.status !== 409 ? new ApiError(save.error.status, save.error.detail, save.error.errors.map((e) => ({ ...e, path: normal(e.path) }))) : null;
+  const errors = formErrors(refusal, FIELDS(rules));
   const edit = (i: number, field: keyof Rule, value: string) => setRules(rules.map((r, j) => (j === i ? { ...r, [field]: value } : r)));
   const apply = (force: boolean) =>
     void save.run(async () => {
@@ -38,11 +42,24 @@ function Editor({ data, reload }: { data: Firewall; reload: () => void }) {
     });
 
   const cell = (i: number, field: 'ports' | 'source', label: string) => {
-    const msg = rowError(save.error, i, field);
+    const msg = errors.at(cellName(i, field));
+    const id = `fw-${i}-${field}`;
     return (
       <td>
-        <input aria-label={`${label}, row ${i + 1}`} value={rules[i]![field]} aria-invalid={msg ? 'true' : undefined} onInput={(e) => edit(i, field, (e.currentTarget as HTMLInputElement).value)} />
-        {msg && <small class="error" role="alert">{msg}</small>}
+        <input id={id} aria-label={`${label}, row ${i + 1}`} value={rules[i]![field]} {...described(id, msg)} onInput={(e) => edit(i, field, (e.currentTarget as HTMLInputElement).value)} />
+        <FieldMessage id={id} message={msg} />
+      </td>
+    );
+  };
+  const choice = (i: number, field: 'protocol' | 'enabled', label: string, values: string[]) => {
+    const msg = errors.at(cellName(i, field));
+    const id = `fw-${i}-${field}`;
+    return (
+      <td>
+        <select id={id} aria-label={`${label}, row ${i + 1}`} value={rules[i]![field]} {...described(id, msg)} onChange={(e) => edit(i, field, (e.currentTarget as HTMLSelectElement).value)}>
+          {values.map((v) => <option key={v} value={v}>{v}</option>)}
+        </select>
+        <FieldMessage id={id} message={msg} />
       </td>
     );
   };
@@ -57,10 +74,11 @@ function Editor({ data, reload }: { data: Firewall; reload: () => void }) {
       )}
       <div class="field">
         <label for="fw-enabled">Firewall enabled</label>
-        <select id="fw-enabled" value={enabled} onChange={(e) => setEnabled((e.currentTarget as HTMLSelectElement).value as 'yes' | 'no')}>
+        <select id="fw-enabled" value={enabled} {...described('fw-enabled', errors.at('firewall-enabled'))} onChange={(e) => setEnabled((e.currentTarget as HTMLSelectElement).value as 'yes' | 'no')}>
           <option value="yes">yes</option>
           <option value="no">no</option>
         </select>
+        <FieldMessage id="fw-enabled" message={errors.at('firewall-enabled')} />
       </div>
       <div class="table-wrap" tabIndex={0} role="region" aria-label="Table (scrolls sideways on small screens)">
         <table>
@@ -70,19 +88,9 @@ function Editor({ data, reload }: { data: Firewall; reload: () => void }) {
             {rules.map((r, i) => (
               <tr key={i}>
                 {cell(i, 'ports', 'Port')}
-                <td>
-                  <select aria-label={`Protocol, row ${i + 1}`} value={r.protocol} onChange={(e) => edit(i, 'protocol', (e.currentTarget as HTMLSelectElement).value)}>
-                    <option value="tcp">tcp</option>
-                    <option value="udp">udp</option>
-                  </select>
-                </td>
+                {choice(i, 'protocol', 'Protocol', ['tcp', 'udp'])}
                 {cell(i, 'source', 'Source')}
-                <td>
-                  <select aria-label={`Enabled, row ${i + 1}`} value={r.enabled} onChange={(e) => edit(i, 'enabled', (e.currentTarget as HTMLSelectElement).value)}>
-                    <option value="yes">yes</option>
-                    <option value="no">no</option>
-                  </select>
-                </td>
+                {choice(i, 'enabled', 'Enabled', ['yes', 'no'])}
                 <td><button type="button" class="secondary" onClick={() => setRules(rules.filter((_, j) => j !== i))}>Remove <span class="visually-hidden">row {i + 1}</span></button></td>
               </tr>
             ))}
@@ -99,7 +107,7 @@ function Editor({ data, reload }: { data: Firewall; reload: () => void }) {
           <button type="button" class="danger" onClick={() => apply(true)}>Apply anyway</button>
         </div>
       )}
-      <ErrorNote error={save.error && save.error.errors.length === 0 ? save.error : null} />
+      <ErrorNote errors={errors} />
     </Page>
   );
 }

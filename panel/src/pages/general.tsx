@@ -1,10 +1,9 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorNote, Page, useAction, useLoad } from '../ui';
+import { described, ErrorNote, FieldMessage, formErrors, JobProgress, Page, useAction, useJob, useLoad } from '../ui';
 
 type Settings = { update_channel: 'stable' | 'nightly'; update_channel_source: 'stored' | 'default'; auto_updates: boolean; update_feeds: { stable: string; nightly: string } };
 type Check = { channel: string; current_version: string; available_version: string; update_available: boolean; downgrade: boolean; downgrade_allowed: boolean; published_at: string };
-type Job = { id: string; state: string; progress: number; message: string };
 
 /**
  * Settings → General: the update channel (stored through PATCH /admin/settings),
@@ -19,24 +18,12 @@ export function General() {
   const apply = useAction();
   const [result, setResult] = useState<Check | null>(null);
   const [jobId, setJobId] = useState<string | null>(null);
-  const [job, setJob] = useState<Job | null>(null);
 
-  useEffect(() => {
-    if (!jobId) return undefined;
-    let stop = false;
-    const poll = async (): Promise<void> => {
-      while (!stop) {
-        const j = await api<Job>('GET', `/admin/jobs/${encodeURIComponent(jobId)}`).catch(() => null);
-        if (j) setJob(j);
-        if (!j || j.state === 'succeeded' || j.state === 'failed') return;
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-    };
-    void poll();
-    return () => void (stop = true);
-  }, [jobId]);
+  const job = useJob(jobId);
 
   const s = settings.data;
+  // A refused change shows at the choice it names (the channel, or auto-updates), else below the fieldset.
+  const errors = formErrors(save.error, ['update_channel', 'auto_updates']);
   const setChannel = (channel: string) =>
     void save.run(async () => {
       await api('PATCH', '/admin/settings', { update_channel: channel });
@@ -57,14 +44,16 @@ export function General() {
             <legend>Update channel</legend>
             {(['stable', 'nightly'] as const).map((c) => (
               <label key={c}>
-                <input type="radio" name="update_channel" value={c} checked={s.update_channel === c} disabled={save.busy} onChange={() => setChannel(c)} /> {c}
+                <input type="radio" name="update_channel" value={c} checked={s.update_channel === c} disabled={save.busy} {...described('update-channel', errors.at('update_channel'))} onChange={() => setChannel(c)} /> {c}
               </label>
             ))}
+            <FieldMessage id="update-channel" message={errors.at('update_channel')} />
             <p><small>{s.update_channel_source === 'stored' ? 'Chosen here.' : 'From MAILSVC_UPDATE_CHANNEL (not changed here yet).'} Feed: {s.update_feeds[s.update_channel]}</small></p>
             <label>
-              <input type="checkbox" name="auto_updates" checked={s.auto_updates} disabled={save.busy} onChange={(e) => setAuto((e.currentTarget as HTMLInputElement).checked)} /> Install new releases of this channel automatically
+              <input type="checkbox" name="auto_updates" checked={s.auto_updates} disabled={save.busy} {...described('auto-updates', errors.at('auto_updates'))} onChange={(e) => setAuto((e.currentTarget as HTMLInputElement).checked)} /> Install new releases of this channel automatically
             </label>
-            <ErrorNote error={save.error} fields={['update_channel', 'auto_updates']} />
+            <FieldMessage id="auto-updates" message={errors.at('auto_updates')} />
+            <ErrorNote errors={errors} />
           </fieldset>
           <section aria-label="Update">
             <button type="button" disabled={check.busy} onClick={() => void check.run(async () => setResult(await api<Check>('POST', '/admin/settings/check-update')))}>Check for an update</button>
@@ -82,11 +71,7 @@ export function General() {
               </button>
             )}
             <ErrorNote error={apply.error} />
-            {job && (
-              <div role="status" aria-live="polite">
-                <progress max={1} value={job.progress} aria-label="Update progress" /> {job.state}: {job.message}
-              </div>
-            )}
+            <JobProgress job={job} label="Update progress" />
           </section>
         </>
       )}

@@ -10,8 +10,11 @@ import { Firewall } from './firewall';
 import { Limits } from './limits';
 import { General } from './general';
 import { Audit } from './audit';
+import { Backups } from './backups';
+import { Dns } from './dns';
+import { Stats } from './stats';
 
-/** The pages, in menu order. Backups, DNS and statistics come with their pages later. */
+/** The pages, in menu order. */
 export const PAGES: { id: string; title: string; component: FunctionComponent }[] = [
   { id: 'dashboard', title: 'Dashboard', component: Dashboard },
   { id: 'security', title: 'Security', component: Security },
@@ -22,6 +25,9 @@ export const PAGES: { id: string; title: string; component: FunctionComponent }[
   { id: 'queue', title: 'Queue', component: Queue },
   { id: 'bans', title: 'Bans', component: Bans },
   { id: 'firewall', title: 'Firewall', component: Firewall },
+  { id: 'backups', title: 'Backups', component: Backups },
+  { id: 'dns', title: 'DNS', component: Dns },
+  { id: 'stats', title: 'Statistics', component: Stats },
   { id: 'general', title: 'Settings → General', component: General },
   { id: 'limits', title: 'Settings → Limits', component: Limits },
   { id: 'audit', title: 'Audit log', component: Audit },

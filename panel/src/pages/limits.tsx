@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorNote, Page, useAction, useLoad } from '../ui';
+import { described, ErrorNote, FieldMessage, formErrors, Page, useAction, useLoad } from '../ui';
 import { LIMITS, LimitValueError, parseLimitValue } from '../../../src/shared/limit-keys.js';
 
 /**
@@ -23,6 +23,7 @@ function Editor({ data, reload, saved, setSaved }: EditorProps) {
   const [local, setLocal] = useState<Record<string, string>>({});
   const save = useAction();
 
+  const errors = formErrors(save.error, LIMITS.map((l) => l.key));
   const changed = Object.keys(draft).filter((k) => current.data && draft[k] !== String(current.data[k]));
   const submit = (e: Event) => {
     e.preventDefault();
@@ -54,15 +55,15 @@ function Editor({ data, reload, saved, setSaved }: EditorProps) {
             <thead><tr><th>Limit</th><th>Value</th><th>Unit</th><th>Default</th><th>Range</th></tr></thead>
             <tbody>
               {LIMITS.map((l) => {
-                const msg = local[l.key] ?? save.error?.forField(l.key);
+                const msg = local[l.key] ?? errors.at(l.key);
                 const id = `limit-${l.key}`;
                 return (
                   <tr key={l.key}>
                     <th scope="row"><label for={id}>{l.key}</label><br /><small>{l.description}</small></th>
                     <td>
-                      <input id={id} name={l.key} value={draft[l.key] ?? ''} inputMode="decimal" aria-invalid={msg ? 'true' : undefined} aria-describedby={msg ? `${id}-err` : undefined}
+                      <input id={id} name={l.key} value={draft[l.key] ?? ''} inputMode="decimal" {...described(id, msg)}
                         onInput={(e) => setDraft({ ...draft, [l.key]: (e.currentTarget as HTMLInputElement).value })} />
-                      {msg && <small id={`${id}-err`} class="error" role="alert">{msg}</small>}
+                      <FieldMessage id={id} message={msg} />
                       {saved.includes(l.key) && !msg && <small class="ok"> saved</small>}
                     </td>
                     <td>{l.unit}</td>
@@ -75,7 +76,7 @@ function Editor({ data, reload, saved, setSaved }: EditorProps) {
           </table>
         </div>
         <button type="submit" disabled={save.busy || changed.length === 0}>Save {changed.length || ''} change(s)</button>
-        <ErrorNote error={save.error} fields={LIMITS.map((l) => l.key)} />
+        <ErrorNote errors={errors} />
       </form>
     </Page>
   );

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { renderSVG } from 'uqr';
 import { api } from '../api';
-import { ErrorNote, Field, Page, ShownOnce, useAction, useLoad, when } from '../ui';
+import { ErrorNote, Field, formErrors, Page, ShownOnce, useAction, useLoad, when } from '../ui';
 import { SmsSettings } from './sms';
 
 type MfaStatus = { totp_enabled: boolean; totp_pending: boolean; totp_confirmed_at: string | null; sms_enabled: boolean; sms_phone: string | null; sms_provider: string | null; methods: string[]; mfa_required: boolean; recovery_codes_remaining: number };
@@ -59,7 +59,7 @@ export function Security() {
           <p>Scan this code with your authenticator app, or type the secret. Then enter the code it shows.</p>
           <img class="qr" src={qrImage(enrollment.provisioning_uri)} alt="QR code of the TOTP secret for your authenticator app" />
           <ShownOnce label="TOTP secret" value={enrollment.secret} />
-          <Field label="Code from the app" name="code" value={code} onInput={setCode} error={totp.error} inputMode="numeric" autocomplete="one-time-code" primary required />
+          <Field label="Code from the app" name="code" value={code} onInput={setCode} errors={formErrors(totp.error, ['code'], { primary: 'code' })} inputMode="numeric" autocomplete="one-time-code" required />
           <button type="submit" disabled={totp.busy}>Confirm</button>
         </form>
       )}

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorNote, Field, useAction, useLoad } from '../ui';
+import { described, ErrorNote, Field, FieldMessage, formErrors, useAction, useLoad } from '../ui';
 
 type Provider = { code: string; label: string; enabled: boolean; base_url: string; client_id: string | null; has_client_secret: boolean; has_api_key: boolean; send_path: string; from_sender: string | null; route: string };
 type Status = { sms_enabled: boolean; sms_phone: string | null; sms_provider: string | null } | undefined;
@@ -18,6 +18,7 @@ export function SmsSettings({ status, onChanged }: { status: Status; onChanged: 
   }, [status]);
   const providers = useLoad(() => api<Provider[]>('GET', '/auth/mfa/providers'), []);
 
+  const errors = formErrors(sms.error, ['phone', 'provider', 'enabled'], { primary: 'phone' });
   const save = (e: Event) => {
     e.preventDefault();
     void sms.run(async () => (await api('PATCH', '/auth/mfa/sms', { phone: phone.trim(), provider, enabled }), onChanged()));
@@ -26,14 +27,18 @@ export function SmsSettings({ status, onChanged }: { status: Status; onChanged: 
     <>
       <h2>SMS codes</h2>
       <form onSubmit={save} aria-label="SMS second factor">
-        <Field label="Phone (international, e.g. +49 30 1234567)" name="phone" value={phone} onInput={setPhone} error={sms.error} inputMode="tel" primary />
+        <Field label="Phone (international, e.g. +49 30 1234567)" name="phone" value={phone} onInput={setPhone} errors={errors} inputMode="tel" />
         <div class="field">
           <label for="sms-provider">Provider</label>
-          <select id="sms-provider" value={provider} onChange={(e) => setProvider((e.currentTarget as HTMLSelectElement).value)}>
+          <select id="sms-provider" name="provider" value={provider} {...described('sms-provider', errors.at('provider'))} onChange={(e) => setProvider((e.currentTarget as HTMLSelectElement).value)}>
             {(providers.data ?? []).map((p) => <option key={p.code} value={p.code}>{p.label}</option>)}
           </select>
+          <FieldMessage id="sms-provider" message={errors.at('provider')} />
         </div>
-        <label class="choice"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.currentTarget as HTMLInputElement).checked)} /> Use SMS codes at sign-in</label>
+        <div class="field">
+          <label class="choice"><input type="checkbox" id="sms-enabled" name="enabled" checked={enabled} {...described('sms-enabled', errors.at('enabled'))} onChange={(e) => setEnabled((e.currentTarget as HTMLInputElement).checked)} /> Use SMS codes at sign-in</label>
+          <FieldMessage id="sms-enabled" message={errors.at('enabled')} />
+        </div>
         <button type="submit" disabled={sms.busy}>Save SMS settings</button>
       </form>
       <ErrorNote error={providers.error} />
@@ -59,20 +64,24 @@ function ProviderForm({ provider, onSaved }: { provider: Provider; onSaved: () =
       onSaved();
     });
   };
+  const errors = formErrors(act.error, ['enabled', ...Object.keys(f)], { primary: 'base_url' });
+  const idFor = `provider-${provider.code}`;
   const stored = (has: boolean) => (has ? 'stored; type a new one to replace it' : 'not set');
   return (
     <form onSubmit={save} class="card" aria-label={`Provider ${provider.label}`}>
       <h3>{provider.label}</h3>
-      <label class="choice"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.currentTarget as HTMLInputElement).checked)} /> Enabled</label>
-      <Field label="Base URL" name="base_url" value={f.base_url} onInput={set('base_url')} error={act.error} primary />
-      <Field label="Send path" name="send_path" value={f.send_path} onInput={set('send_path')} error={act.error} />
-      <Field label="Client ID" name="client_id" value={f.client_id} onInput={set('client_id')} error={act.error} />
-      <Field label="Client secret" name="client_secret" type="password" value={f.client_secret} onInput={set('client_secret')} error={act.error} autocomplete="new-password" hint={stored(provider.has_client_secret)} />
-      <Field label="API key" name="api_key" type="password" value={f.api_key} onInput={set('api_key')} error={act.error} autocomplete="new-password" hint={stored(provider.has_api_key)} />
-      <Field label="Sender name" name="from_sender" value={f.from_sender} onInput={set('from_sender')} error={act.error} />
-      <Field label="Route" name="route" value={f.route} onInput={set('route')} error={act.error} />
+      <div class="field">
+        <label class="choice"><input type="checkbox" name="enabled" checked={enabled} {...described(`${idFor}-enabled`, errors.at('enabled'))} onChange={(e) => setEnabled((e.currentTarget as HTMLInputElement).checked)} /> Enabled</label>
+        <FieldMessage id={`${idFor}-enabled`} message={errors.at('enabled')} />
+      </div>
+      <Field label="Base URL" name="base_url" value={f.base_url} onInput={set('base_url')} errors={errors} />
+      <Field label="Send path" name="send_path" value={f.send_path} onInput={set('send_path')} errors={errors} />
+      <Field label="Client ID" name="client_id" value={f.client_id} onInput={set('client_id')} errors={errors} />
+      <Field label="Client secret" name="client_secret" type="password" value={f.client_secret} onInput={set('client_secret')} errors={errors} autocomplete="new-password" hint={stored(provider.has_client_secret)} />
+      <Field label="API key" name="api_key" type="password" value={f.api_key} onInput={set('api_key')} errors={errors} autocomplete="new-password" hint={stored(provider.has_api_key)} />
+      <Field label="Sender name" name="from_sender" value={f.from_sender} onInput={set('from_sender')} errors={errors} />
+      <Field label="Route" name="route" value={f.route} onInput={set('route')} errors={errors} />
       <button type="submit" disabled={act.busy}>Save {provider.label}</button>
-      <ErrorNote error={act.error?.errors.length ? act.error : null} fields={Object.keys(f)} />
     </form>
   );
 }

@@ -1,11 +1,11 @@
 import type { ApplyFailure, ApplyResult, ApplyUnit, ConfigFileHost, DaemonReloader, FileState } from './types.js';
 
-type Planned = { unit: ApplyUnit; path: string; content: Buffer; mode: number; before: FileState | null; temp?: string; placed: boolean };
+type Planned = { unit: ApplyUnit; path: string; content: Buffer; mode: number; owner?: { uid: number; gid: number }; before: FileState | null; temp?: string; placed: boolean };
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 function differs(p: Planned): boolean {
-  return p.before === null || !p.before.content.equals(p.content) || p.before.mode !== p.mode;
+  return p.before === null || !p.before.content.equals(p.content) || p.before.mode !== p.mode || (p.owner !== undefined && (p.owner.uid !== p.before.uid || p.owner.gid !== p.before.gid));
 }
 
 /**
@@ -24,7 +24,7 @@ export async function applyConfig(units: readonly ApplyUnit[], host: ConfigFileH
       if (seen.has(f.path)) throw new Error(`config applier: ${f.path} is rendered twice`);
       seen.add(f.path);
       const content = typeof f.content === 'string' ? Buffer.from(f.content, 'utf8') : f.content;
-      plan.push({ unit, path: f.path, content, mode: f.mode & 0o7777, before: await host.read(f.path), placed: false });
+      plan.push({ unit, path: f.path, content, mode: f.mode & 0o7777, owner: f.owner, before: await host.read(f.path), placed: false });
     }
   }
   const moving = plan.filter(differs);
@@ -47,7 +47,7 @@ export async function applyConfig(units: readonly ApplyUnit[], host: ConfigFileH
   };
 
   try {
-    for (const p of moving) p.temp = await host.writeTemp(p.path, p.content, p.mode, p.before ?? undefined);
+    for (const p of moving) p.temp = await host.writeTemp(p.path, p.content, p.mode, p.owner ?? p.before ?? undefined);
   } catch (err) {
     const p = moving.find((m) => m.temp === undefined);
     return fail('write', p?.unit.daemon ?? '', `cannot write next to ${p?.path ?? '?'}: ${message(err)}`, []);

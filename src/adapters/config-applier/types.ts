@@ -1,5 +1,5 @@
 /** One file a render step produced: where it goes, what it holds, its permission bits. */
-export type RenderedFile = { path: string; content: string | Buffer; mode: number };
+export type RenderedFile = { path: string; content: string | Buffer; mode: number; /** The owner to give it (a restore puts back the recorded one); default: the current file's, else the caller's. */ owner?: { uid: number; gid: number } };
 
 /** What a file looked like on disk before an apply (null: it did not exist). */
 export type FileState = { content: Buffer; mode: number; uid: number; gid: number };

@@ -23,7 +23,7 @@ export function dumpDialect(url: string): DumpDialect {
 const sqlitePath = (url: string): string => url.replace(/^sqlite:\/\//, '');
 
 /** The URL split into what the client tools take; the password goes in the environment, never in argv (ps shows argv). */
-function server(url: string): { host: string; port: string; user: string; password: string; database: string } {
+export function server(url: string): { host: string; port: string; user: string; password: string; database: string } {
   const u = new URL(url.replace(/^mariadb:/, 'mysql:'));
   return {
     host: u.hostname.replace(/^\[|\]$/g, '') || 'localhost',
@@ -34,14 +34,14 @@ function server(url: string): { host: string; port: string; user: string; passwo
   };
 }
 
-function pgArgs(url: string): { args: string[]; env: Record<string, string>; database: string } {
+export function pgArgs(url: string): { args: string[]; env: Record<string, string>; database: string } {
   const s = server(url);
   const env = minimalEnv(s.password ? { PGPASSWORD: s.password } : {});
   const args = ['--host', s.host, ...(s.port ? ['--port', s.port] : []), ...(s.user ? ['--username', s.user] : []), '--no-password'];
   return { args, env, database: s.database };
 }
 
-function myArgs(url: string): { args: string[]; env: Record<string, string>; database: string } {
+export function myArgs(url: string): { args: string[]; env: Record<string, string>; database: string } {
   const s = server(url);
   const env = minimalEnv(s.password ? { MYSQL_PWD: s.password } : {});
   // --protocol=TCP: "localhost" must not silently mean the local socket of another server.

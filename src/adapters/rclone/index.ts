@@ -25,8 +25,15 @@ export async function obscure(plain: string): Promise<string> {
 const common = ['--retries', '3', '--low-level-retries', '5', '--stats', '0'];
 
 /** `rclone copy <src> <dst>`: uploads (or downloads) a directory; exit status checked. */
-export async function copy(src: string, dst: string, env: RcloneEnv, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
-  await exec('rclone', ['copy', ...common, '--', src, dst], { env: base(env), timeoutMs: opts.timeoutMs ?? 0, signal: opts.signal, maxOutputBytes: 4 << 20 });
+export async function copy(src: string, dst: string, env: RcloneEnv, opts: { timeoutMs?: number; signal?: AbortSignal; exclude?: string; include?: string } = {}): Promise<void> {
+  const filter = [...(opts.exclude ? ['--exclude', opts.exclude] : []), ...(opts.include ? ['--include', opts.include] : [])];
+  await exec('rclone', ['copy', ...common, ...filter, '--', src, dst], { env: base(env), timeoutMs: opts.timeoutMs ?? 0, signal: opts.signal, maxOutputBytes: 4 << 20 });
+}
+
+/** `rclone cat`: one (small) remote file's content, decrypted when the path is on a crypt remote. */
+export async function cat(path: string, env: RcloneEnv): Promise<string> {
+  const r = await exec('rclone', ['cat', ...common, '--', path], { env: base(env), timeoutMs: 120_000, maxOutputBytes: 16 << 20 });
+  return r.stdout;
 }
 
 /**

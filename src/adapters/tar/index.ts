@@ -184,3 +184,16 @@ export async function createPlainArchive(opts: { paths: string[]; file: string; 
   await pipeline(createReadStream(opts.file), new Transform({ transform(c: Buffer, _e, cb) { hash.update(c); size += c.length; cb(); } }));
   return { bytesIn: size, size, sha256: hash.digest('hex'), files: 0, changedWhileRead: [] };
 }
+
+/**
+ * Extracts a plain archive (createPlainArchive's) into `dir` as root keeps it:
+ * modes, numeric owners and times as recorded. `dir` is a staging directory,
+ * never the live location.
+ */
+export async function extractPlainArchive(opts: { file: string; dir: string }): Promise<void> {
+  const tar = spawn('tar', ['--extract', '--file', opts.file, `--directory=${opts.dir}`, '--numeric-owner', '--preserve-permissions', '--same-owner'], { env: minimalEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  tar.stderr.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-2000)));
+  const code = await waitExit(tar, 'tar', () => err);
+  if (code !== 0) throw new TarError(`tar exited ${code} while extracting ${opts.file}: ${err.trim().split('\n').slice(-3).join(' | ')}`);
+}

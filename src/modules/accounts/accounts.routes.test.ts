@@ -47,6 +47,26 @@ for (const dialect of DIALECTS) {
       expect((await api('GET', '/domains/example.org')).status).toBe(404);
     });
 
+    it.skipIf(!available)('domains: q finds the names containing a text, on the server, paged and counted; a bad q is 422 naming it', async () => {
+      for (const name of ['alpha-one.org', 'beta-one.net', 'gamma.org']) expect((await api('POST', '/domains', { name })).status, name).toBe(201);
+      const names = (r: { body: Json }) => (r.body.items as { name: string }[]).map((d) => d.name);
+      const one = await api('GET', '/domains?q=ONE');
+      expect(one.body).toMatchObject({ total: 2, limit: 50, offset: 0 });
+      expect(names(one)).toEqual(['alpha-one.org', 'beta-one.net']);
+      expect(names(await api('GET', '/domains?q=.org'))).toEqual(['alpha-one.org', 'example.org', 'gamma.org']);
+      const paged = await api('GET', '/domains?q=org&limit=1&offset=1');
+      expect(paged.body).toMatchObject({ total: 3, limit: 1, offset: 1 });
+      expect(names(paged)).toEqual(['example.org']);
+      expect((await api('GET', '/domains?q=nothing-like-it')).body).toMatchObject({ total: 0, items: [] });
+      // Empty: every domain.
+      expect((await api('GET', '/domains?q=')).body).toMatchObject({ total: 4 });
+      for (const q of ['a b', '%', '_', 'ex%25']) {
+        const bad = await api('GET', `/domains?q=${encodeURIComponent(q)}`);
+        expect(bad.status, q).toBe(422);
+        expect(bad.body.errors, q).toEqual([{ path: 'querystring.q', message: expect.stringMatching(/letters, digits, dots and hyphens/) }]);
+      }
+    });
+
     it.skipIf(!available)('accounts: create with defaults, a Dovecot {ARGON2ID} hash, never returned', async () => {
       const r = await addAlice({ display_name: 'Alice', quota_bytes: 1073741824 });
       expect(r.status).toBe(201);

@@ -7,7 +7,9 @@ import type { Db, DialectName } from '../../db/database.js';
 import { appliedSchema } from '../../db/migrate.js';
 import { AppError } from '../../shared/errors.js';
 import { SERVICE_VERSION } from '../../shared/version.js';
-import { dumpWithCounts } from './db-snapshot.js';
+import { physicalCopy } from '../../adapters/db-dump/physical.js';
+import { loadSecretBox, keyFilePath } from '../../shared/secret-key-file.js';
+import { countTables, dumpWithCounts } from './db-snapshot.js';
 import { MANIFEST, checkArtifacts, sha256File } from './manifest.js';
 import type { Artifact, Manifest } from './manifest.js';
 import { copyRedisSnapshot } from './redis-snapshot.js';
@@ -36,6 +38,21 @@ function fsyncPath(path: string): void {
 }
 
 /**
+ * Which key sealed the database's secrets (the id SecretBox writes into each
+ * sealed value), and whether the backup's config.tar holds it: the key file
+ * does, MAILSVC_SECRET_KEY from the environment does not. A restore compares
+ * it with the host's key before it puts a database back.
+ */
+export function secretKeyInfo(settings: Settings): NonNullable<Manifest['secrets']> {
+  try {
+    const box = loadSecretBox(settings, { create: false });
+    return { key_id: box.keyId, key_file_in_backup: settings.secretKey === undefined && existsSync(keyFilePath(settings)) };
+  } catch {
+    return { key_id: null, key_file_in_backup: false };
+  }
+}
+
+/**
  * Writes one backup into `<LOCAL_DIR>/.tmp-<id>`, checks every artifact
  * against the manifest it just wrote, and only then renames the directory to
  * `<LOCAL_DIR>/<id>`: a backup directory without the `.tmp-` prefix is always
@@ -51,7 +68,6 @@ export async function writeBackup(deps: RunDeps, parent: Manifest | null, now: D
   if (!existsSync(s.mailStorage) || !statSync(s.mailStorage).isDirectory()) {
     throw new AppError('bad_request', `the mail storage ${s.mailStorage} does not exist; set MAILSVC_MAIL_STORAGE to Dovecot's mail location`);
   }
-  if (s.dbMode === 'physical') throw new AppError('bad_request', 'MAILSVC_BACKUP_DB_MODE=physical is not supported by this version; use logical');
   mkdirSync(tmp, { recursive: true, mode: 0o700 });
   const timings: Record<string, number> = {};
   const artifacts: Artifact[] = [];
@@ -82,11 +98,31 @@ export async function writeBackup(deps: RunDeps, parent: Manifest | null, now: D
     artifacts.push({ name: 'mail.snar', kind: 'snapshot', size: statSync(snapshot).size, sha256: await sha256File(snapshot) });
     timings.mail = Date.now() - t0;
 
-    progress(0.86, 'dumping the database');
     const t1 = Date.now();
-    const dump = join(tmp, dumpName(deps.dialect));
-    const tables = await dumpWithCounts(deps.settings.databaseUrl, deps.dialect, deps.db, dump, signal);
-    artifacts.push({ name: dumpName(deps.dialect), kind: 'database', size: statSync(dump).size, sha256: await sha256File(dump) });
+    let tables: Record<string, number>;
+    let physical: Manifest['database']['physical'];
+    if (s.dbMode === 'physical' && deps.dialect !== 'sqlite') {
+      // pg_basebackup / mariabackup into a staging directory, archived as one artifact; the rows per table are
+      // counted just before the copy (the copy is of a live server: verify checks it with the tool, not by counts).
+      progress(0.86, `copying the database server (${deps.dialect === 'postgres' ? 'pg_basebackup' : 'mariabackup'})`);
+      tables = await countTables(deps.settings.databaseUrl, deps.dialect);
+      const stage = join(tmp, 'database-physical');
+      const info = await physicalCopy({ databaseUrl: deps.settings.databaseUrl }, stage, signal);
+      const staged = await treeStats(stage);
+      const name = `database-physical${archiveSuffix(s.compression)}`;
+      const snar = join(tmp, '.database-physical.snar');
+      const a = await createArchive({ dir: stage, file: join(tmp, name), snapshot: snar, compression: s.compression, signal });
+      rmSync(stage, { recursive: true, force: true });
+      rmSync(snar, { force: true });
+      artifacts.push({ name, kind: 'database', size: a.size, sha256: a.sha256 });
+      physical = { ...info, files: staged.files, bytes: staged.bytes };
+    } else {
+      // SQLite: the online backup API is a page copy already, so DB_MODE=physical makes the same file as logical.
+      progress(0.86, 'dumping the database');
+      const dump = join(tmp, dumpName(deps.dialect));
+      tables = await dumpWithCounts(deps.settings.databaseUrl, deps.dialect, deps.db, dump, signal);
+      artifacts.push({ name: dumpName(deps.dialect), kind: 'database', size: statSync(dump).size, sha256: await sha256File(dump) });
+    }
     timings.database = Date.now() - t1;
     const schema = await appliedSchema(deps.db).catch(() => null);
 
@@ -116,7 +152,8 @@ export async function writeBackup(deps: RunDeps, parent: Manifest | null, now: D
       versions: { mailsvc: SERVICE_VERSION, tar: deps.tarVersion },
       compression: s.compression,
       mail: { root: s.mailStorage, files: tree.files, bytes: tree.bytes, changed_while_read: mail.changedWhileRead.length },
-      database: { dialect: deps.dialect, mode: s.dbMode, schema, tables },
+      database: { dialect: deps.dialect, mode: s.dbMode, schema, tables, ...(physical ? { physical } : {}) },
+      secrets: secretKeyInfo(deps.settings),
       redis: { included: s.includeRedis },
       config: { paths: configPaths },
       artifacts,

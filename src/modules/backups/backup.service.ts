@@ -8,7 +8,9 @@ import type { Db, DialectName } from '../../db/database.js';
 import { createDb } from '../../db/database.js';
 import { migrateToLatest } from '../../db/migrate.js';
 import { AppError } from '../../shared/errors.js';
-import { writeBackup } from './backup-run.js';
+import { physicalRestoreSteps } from '../../adapters/db-dump/physical.js';
+import { secretKeyInfo, writeBackup } from './backup-run.js';
+import { restoreConfig } from './config-restore.js';
 import type { Progress } from './backup-run.js';
 import { groupChains, retentionPlan } from './chain.js';
 import { takeLock } from './lock.js';
@@ -26,8 +28,8 @@ export type BackupDeps = {
   helper: HelperClient;
   /** Days backups are kept: the limit `backup-retention-days` (MAILSVC_BACKUP_RETENTION_DAYS by default). */
   retentionDays: () => Promise<number>;
-  /** Copies a finished backup to the remote targets (null: none configured). */
-  remote: ((dir: string, id: string, progress: Progress) => Promise<string[]>) | null;
+  /** Copies a finished backup to the remote targets and applies retention there (null: none configured). */
+  remote: ((dir: string, id: string, progress: Progress, retention: { days: number; now: number }) => Promise<{ targets: string[]; removed: string[]; notes: string[] }>) | null;
   tarVersion: () => Promise<string>;
   now?: () => Date;
 };
@@ -104,15 +106,16 @@ export class BackupService {
     return all.find((m) => m.chain.every((id) => ids.has(id)) && existsSync(join(this.dir, m.id, 'mail.snar'))) ?? null;
   }
 
-  async run(opts: { full?: boolean }, progress: Progress, signal?: AbortSignal): Promise<BackupRecord & { removed: string[]; remote: string[]; warnings: string[] }> {
+  async run(opts: { full?: boolean }, progress: Progress, signal?: AbortSignal): Promise<BackupRecord & { removed: string[]; remote: string[]; remote_removed: string[]; warnings: string[] }> {
     const release = this.lock(`backup run (started ${this.now().toISOString()})`);
     try {
       const parent = this.parentFor(opts.full === true);
       const m = await writeBackup({ settings: this.d.settings, db: this.d.db, dialect: this.d.dialect, redis: this.d.redis, tarVersion: await this.d.tarVersion() }, parent, this.now(), progress, signal);
-      const remote = this.d.remote ? await this.d.remote(join(this.dir, m.id), m.id, progress) : [];
+      // Remote retention runs per target only after that target's copy of this backup was checked.
+      const remote = this.d.remote ? await this.d.remote(join(this.dir, m.id), m.id, progress, { days: await this.d.retentionDays(), now: this.now().getTime() }) : { targets: [], removed: [], notes: [] };
       const removed = await this.applyRetention();
       progress(1, `backup ${m.id} complete`);
-      return { ...this.record(m), removed, remote, warnings: m.warnings };
+      return { ...this.record(m), removed, remote: remote.targets, remote_removed: remote.removed, warnings: [...m.warnings, ...remote.notes] };
     } finally {
       release();
     }
@@ -155,24 +158,59 @@ export class BackupService {
   }
 
   /**
+   * A database restore that must not run: a physical copy (PostgreSQL,
+   * MariaDB) is never applied automatically (the manual steps are the
+   * message); a database whose secrets were sealed with another key than this
+   * host's is refused unless the restore puts the backup's key file back too.
+   */
+  private refuseDb(m: Manifest, dir: string, withConfig: boolean): void {
+    const dump = m.artifacts.find((a) => a.kind === 'database');
+    if (m.database.physical && dump) {
+      const steps = physicalRestoreSteps(m.database.physical, join(dir, dump.name));
+      const headline = `${m.id} holds a physical copy of the whole ${m.database.dialect === 'postgres' ? 'PostgreSQL cluster' : 'MariaDB server'} (${m.database.physical.tool}), which mailsvc does not apply by itself; nothing was changed`;
+      throw new PhysicalRestoreRefused(headline, [...steps, `then the mail${withConfig ? ' and the configuration' : ''}: mailsvc restore --source ${dir} --restore-files${withConfig ? ' --restore-config' : ''}`]);
+    }
+    const want = m.secrets?.key_id;
+    if (!want) return;
+    const have = secretKeyInfo(this.d.settings).key_id;
+    if (have === want) return;
+    // The restored key file opens them, unless MAILSVC_SECRET_KEY is set here: it wins over any key file.
+    if (withConfig && m.secrets?.key_file_in_backup && this.d.settings.secretKey === undefined) return;
+    if (withConfig && m.secrets?.key_file_in_backup) throw new KeyMismatchRefused(`refusing to restore, nothing was changed: the database of ${m.id} holds secrets sealed with key ${want}; the restored key file would hold it, but MAILSVC_SECRET_KEY (key ${have ?? '?'}) wins over any key file: unset it, or set it to the old host's key`);
+    const how = m.secrets?.key_file_in_backup
+      ? 'add --restore-config to put the backup\'s key file back with the configuration'
+      : 'the backup host took its key from MAILSVC_SECRET_KEY, which no backup holds: set MAILSVC_SECRET_KEY to that key';
+    throw new KeyMismatchRefused(`refusing to restore, nothing was changed: the database of ${m.id} holds secrets sealed with key ${want}, and this host's key is ${have ?? 'missing'}; ${how}`);
+  }
+
+  /**
    * Restores the chain ending at `source`: every backup checked against its
    * manifest first (nothing changes on a broken chain or a mismatch), Postfix
    * stopped, the mail storage staged and swapped in, the database restored
    * and migrated, Postfix started again.
    */
-  async restore(source: string, what: { files: boolean; db: boolean }, progress: Progress, signal?: AbortSignal): Promise<RestoreReport> {
+  async restore(source: string, what: { files: boolean; db: boolean; config?: boolean }, progress: Progress, signal?: AbortSignal): Promise<RestoreReport> {
     const release = this.lock(`restore from ${source}`);
     const steps: string[] = [];
     try {
       progress(0, 'checking the chain against its manifests');
       const items = await resolveChain(source, { deferMail: what.files });
       const last = items.at(-1)?.manifest;
-      if (!last) throw new AppError('validation', 'the chain is empty');
+      const lastItem = items.at(-1);
+      if (!last || !lastItem) throw new AppError('validation', 'the chain is empty');
       steps.push(`checked ${items.length} backup(s): ${items.map((i) => i.manifest.id).join(' → ')}`);
+      // Every refusal comes before anything changes.
+      const configTar = last.artifacts.find((a) => a.kind === 'config');
+      if (what.config && !configTar) throw new AppError('validation', `refusing to restore, nothing was changed: ${last.id} holds no configuration (config.tar)`);
+      if (what.db) this.refuseDb(last, lastItem.dir, what.config === true);
       const stopped = await this.postfix('stop', steps);
       let aside: string | null = null;
       let migrated: string[] = [];
       try {
+        if (what.config && configTar) {
+          progress(0.05, 'putting the configuration back');
+          steps.push(...(await restoreConfig(this.d.settings, join(lastItem.dir, configTar.name), join(this.dir, `.config-restore-${last.id}`))));
+        }
         if (what.files) {
           const storage = this.d.settings.backup.mailStorage;
           const staged = `${storage}.restoring-${last.id}`;
@@ -200,9 +238,23 @@ export class BackupService {
         if (stopped) await this.postfix('start', steps);
       }
       progress(1, 'restore complete');
-      return { source, chain: items.map((i) => i.manifest.id), restored_files: what.files, restored_db: what.db, migrations_applied: migrated, previous_mail_storage: aside, steps };
+      return { source, chain: items.map((i) => i.manifest.id), restored_files: what.files, restored_db: what.db, restored_config: what.config === true, migrations_applied: migrated, previous_mail_storage: aside, steps };
     } finally {
       release();
     }
+  }
+}
+
+/** A restore of a physical database copy: never automatic; the message holds the manual steps (CLI exit 3). */
+export class PhysicalRestoreRefused extends AppError {
+  constructor(readonly headline: string, readonly steps: string[]) {
+    super('conflict', `${headline}; to put it back, as root on the database host: ${steps.map((x, i) => `(${i + 1}) ${x}`).join('; ')}`);
+  }
+}
+
+/** The restored database could not open its secrets with this host's key (CLI exit 78: the key is a setting). */
+export class KeyMismatchRefused extends AppError {
+  constructor(detail: string) {
+    super('conflict', detail);
   }
 }

@@ -7,6 +7,7 @@ import { recordsChanges } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { Job, ProgressView } from '../jobs/index.js';
 import type { BackupsModule } from './index.js';
+import { KeyMismatchRefused, PhysicalRestoreRefused } from './backup.service.js';
 import type { BackupRecord, BackupShow, RestoreReport, VerifyReport } from './schema.js';
 
 const size = (n: number): string => (n >= 1 << 30 ? `${(n / (1 << 30)).toFixed(1)} GiB` : n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${Math.ceil(n / 1024)} KiB`);
@@ -80,8 +81,8 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
         return m.runner.runHere('backup', { full: opts.full === true }, update, signal);
       });
       if (job.state === 'failed') throw new CliError(`backup failed: ${job.message}`, 1);
-      const r = job.result as BackupRecord & { removed: string[]; remote: string[]; warnings: string[] };
-      output(opts.json, r, () => [`Backup ${r.id} (${r.type}) complete: ${r.path}, ${size(r.size)}, ${r.files} files.`, ...r.remote.map((t) => `Copied to ${t} and checked.`), ...r.removed.map((id) => `Retention removed ${id}.`), ...r.warnings.map((w) => `Note: ${w}`)].join('\n'));
+      const r = job.result as BackupRecord & { removed: string[]; remote: string[]; remote_removed: string[]; warnings: string[] };
+      output(opts.json, r, () => [`Backup ${r.id} (${r.type}) complete: ${r.path}, ${size(r.size)}, ${r.files} files.`, ...r.remote.map((t) => `Copied to ${t} and checked.`), ...r.removed.map((id) => `Retention removed ${id}.`), ...r.remote_removed.map((id) => `Retention removed ${id} on the remote.`), ...r.warnings.map((w) => `Note: ${w}`)].join('\n'));
     });
 
   b.command('verify')
@@ -138,23 +139,31 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
 
   program
     .command('restore')
-    .description('restore the chain ending at --source: refuses a broken chain or a manifest mismatch before touching anything; stops Postfix meanwhile')
+    .description('restore the chain ending at --source (neither --restore-files nor --restore-db: both): refuses a broken chain or a manifest mismatch before touching anything; stops Postfix meanwhile')
     .requiredOption('--source <backup-dir>', 'a backup directory (backup list shows them)')
     .option('--restore-files', 'restore the mail storage')
     .option('--restore-db', 'restore the database (then migrate it)')
+    .option('--restore-config', 'also put the configuration back (settings and key file, DKIM keys, daemon files checked by each daemon, TLS): what a fresh host needs')
     .option('--json', 'print the report as JSON')
-    .action(async (opts: { source: string; restoreFiles?: boolean; restoreDb?: boolean; json?: boolean }) => {
+    .action(async (opts: { source: string; restoreFiles?: boolean; restoreDb?: boolean; restoreConfig?: boolean; json?: boolean }) => {
       const both = !opts.restoreFiles && !opts.restoreDb;
       const display = view();
       let last = { progress: 0, message: '' };
       const r: RestoreReport = await runFresh((m) =>
-        m.service.restore(opts.source, { files: both || opts.restoreFiles === true, db: both || opts.restoreDb === true }, (progress, message) => {
+        m.service.restore(opts.source, { files: both || opts.restoreFiles === true, db: both || opts.restoreDb === true, config: opts.restoreConfig === true }, (progress, message) => {
           last = { progress, message };
           display.update(last);
         }),
       ).catch((err: unknown) => {
         // A broken chain or a manifest mismatch is a check that found problems: exit 1 (nothing was changed).
         if (err instanceof AppError && err.code === 'validation') throw new CliError(err.detail, 1);
+        // A physical database copy is put back by hand (the message lists the steps): exit 3, distinct from a broken backup.
+        if (err instanceof PhysicalRestoreRefused) {
+          process.stderr.write(escapeControl(`To put the database back, as root on the database host:\n${err.steps.map((x, i) => `  ${i + 1}. ${x}`).join('\n')}\n`));
+          throw new CliError(err.headline, 3);
+        }
+        // This host's key cannot open the restored secrets: a setting to fix (the key file or MAILSVC_SECRET_KEY).
+        if (err instanceof KeyMismatchRefused) throw new CliError(err.detail, 78);
         throw err;
       });
       display.end({ id: 'restore', kind: 'restore', state: 'succeeded', progress: 1, message: last.message, result: null });

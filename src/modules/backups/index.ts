@@ -34,7 +34,7 @@ export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'dial
     redis: settings.backup.includeRedis ? infra.redis : undefined,
     helper: infra.helper,
     retentionDays: () => deps.retention.get(),
-    remote: settings.backup.remoteTargets.length > 0 ? (dir, id, progress) => remote.upload(dir, id, progress) : null,
+    remote: settings.backup.remoteTargets.length > 0 ? (dir, id, progress, retention) => remote.upload(dir, id, progress, retention) : null,
     tarVersion: readTarVersion,
   });
   const toJob = (ctx: { progress(f: number, m: string): Promise<void> }): Progress => (f, m) => void ctx.progress(f, m).catch(() => undefined);

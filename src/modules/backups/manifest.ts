@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import type { Compression } from '../../adapters/tar/index.js';
+import type { PhysicalInfo } from '../../adapters/db-dump/physical.js';
 
 export const MANIFEST = 'manifest.json';
 /** The verify result lives beside the manifest, never in it: the manifest is written once and never changes. */
@@ -24,7 +25,17 @@ export type Manifest = {
   versions: { mailsvc: string; tar: string };
   compression: Compression;
   mail: { root: string; files: number; bytes: number; changed_while_read: number };
-  database: { dialect: string; mode: 'logical' | 'physical'; schema: string | null; tables: Record<string, number> };
+  database: {
+    dialect: string;
+    mode: 'logical' | 'physical';
+    schema: string | null;
+    /** Rows per table: exactly the dump's (logical); counted just before the copy (physical). */
+    tables: Record<string, number>;
+    /** DB_MODE=physical on PostgreSQL or MariaDB: the tool, the server it copied, files and bytes of the copy. */
+    physical?: PhysicalInfo & { files: number; bytes: number };
+  };
+  /** The key that sealed the database's secrets, and whether config.tar holds it (absent in older backups). */
+  secrets?: { key_id: string | null; key_file_in_backup: boolean };
   redis: { included: boolean };
   config: { paths: string[] };
   artifacts: Artifact[];

@@ -8,7 +8,9 @@ import { AppError } from '../../shared/errors.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import type { Progress } from './backup-run.js';
 import { BackupSecrets } from './backup-secrets.repository.js';
-import { readManifest } from './manifest.js';
+import { retentionPlan } from './chain.js';
+import { MANIFEST, readManifest } from './manifest.js';
+import type { Manifest } from './manifest.js';
 
 /** The crypt remote mailsvc layers over each target: rclone's own encryption (XSalsa20-Poly1305 per file, a tool made for the job). */
 const CRYPT = 'mailsvccrypt';
@@ -60,23 +62,78 @@ export class RemoteCopier {
     await this.secrets.put(`${CREDENTIAL}${remote}:${option.toLowerCase()}`, v);
   }
 
-  async upload(dir: string, id: string, progress: Progress): Promise<string[]> {
+  /**
+   * Copies backup `id` to every target and proves each copy (`cryptcheck`);
+   * the manifest goes last, so a remote directory with a manifest had every
+   * artifact uploaded first. Then, on each target whose copy was checked,
+   * retention runs with the same plan as LOCAL_DIR (`retention` set).
+   */
+  async upload(dir: string, id: string, progress: Progress, retention?: { days: number; now: number }): Promise<{ targets: string[]; removed: string[]; notes: string[] }> {
     const done: string[] = [];
+    const removed: string[] = [];
+    const notes: string[] = [];
     let created = false;
     for (const target of this.settings.backup.remoteTargets) {
       progress(0.97, `copying ${id} to ${target} (encrypted)`);
       const e = await this.env(target);
       created ||= e.created;
       try {
-        await rclone.copy(dir, `${CRYPT}:${id}`, e.env);
+        await rclone.copy(dir, `${CRYPT}:${id}`, e.env, { exclude: `/${MANIFEST}` });
+        await rclone.copy(dir, `${CRYPT}:${id}`, e.env, { include: `/${MANIFEST}` });
         await rclone.check(dir, `${CRYPT}:${id}`, e.env, { crypt: true });
       } catch (err) {
         throw new AppError('upstream', `the copy to ${target} failed (the local backup ${id} is complete and kept): ${err instanceof Error ? err.message : String(err)}`);
       }
       done.push(target);
+      if (retention) {
+        progress(0.98, `applying retention on ${target}`);
+        const r = await this.retention(target, e.env, id, retention);
+        removed.push(...r.removed.map((x) => `${target}/${x}`));
+        notes.push(...r.notes);
+      }
     }
     if (created) progress(0.99, 'a new remote encryption key was generated: run `mailsvc backup encryption-key` once and keep it off this host');
-    return done;
+    return { targets: done, removed, notes };
+  }
+
+  /**
+   * Retention on one target, the plan LOCAL_DIR uses (chain.ts): the backups
+   * the target holds are read from their manifests there (never from LOCAL_DIR:
+   * what the remote holds is the truth there), so a chain is complete only
+   * when every member is on that target. `justUploaded` is never removed. A
+   * directory without a readable manifest (an interrupted upload, or not ours)
+   * is left alone and reported.
+   */
+  private async retention(target: string, env: Record<string, string>, justUploaded: string, r: { days: number; now: number }): Promise<{ removed: string[]; notes: string[] }> {
+    const notes: string[] = [];
+    const held: Manifest[] = [];
+    let dirs: string[];
+    try {
+      dirs = (await rclone.lsjson(`${CRYPT}:`, env, { dirsOnly: true })).map((x) => x.Name);
+    } catch (err) {
+      return { removed: [], notes: [`retention on ${target} skipped: cannot list it (${err instanceof Error ? err.message : String(err)})`] };
+    }
+    for (const name of dirs) {
+      try {
+        const m = JSON.parse(await rclone.cat(`${CRYPT}:${name}/${MANIFEST}`, env)) as Manifest;
+        if (m.id === name && Array.isArray(m.chain) && typeof m.completed_at === 'string') held.push(m);
+        else notes.push(`${target}/${name}: its manifest names another backup; left alone`);
+      } catch {
+        notes.push(`${target}/${name} has no readable manifest (an interrupted upload?); left alone`);
+      }
+    }
+    const plan = retentionPlan(held, r.days, r.now);
+    const removed: string[] = [];
+    for (const id of plan.remove) {
+      if (id === justUploaded) continue;
+      try {
+        await rclone.purge(`${CRYPT}:${id}`, env);
+        removed.push(id);
+      } catch (err) {
+        notes.push(`retention could not remove ${target}/${id}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return { removed, notes };
   }
 
   /**

@@ -41,7 +41,7 @@ export function backupRoutes(app: FastifyInstance, d: Deps, hooks: AdminHooks, e
     schema: {
       tags, security, body: RunBackupBody,
       summary: 'Run a backup now (a job): 202 with the job id',
-      description: 'Full or incremental as MAILSVC_BACKUP_TYPE says (or full with {"full": true}); the backup is checked against its manifest, copied to the remotes and retention applied. Follow it at GET /admin/jobs/{id}; its result is the backup record. 409 while another backup, verify or restore runs.',
+      description: 'Full or incremental as MAILSVC_BACKUP_TYPE says (or full with {"full": true}); the backup is checked against its manifest, copied to the remotes, and retention applied locally and on each remote once its copy there was checked. Follow it at GET /admin/jobs/{id}; its result is the backup record plus removed (local ids), remote (targets written), remote_removed (<target>/<id>) and warnings. 409 while another backup, verify or restore runs.',
       response: { 202: JobStartedSchema, ...errors(400, 401, 403, 409, 413, 422, 429) },
     },
     handler: async (req, reply) => {

@@ -42,6 +42,8 @@ export type RestoreReport = {
   chain: string[];
   restored_files: boolean;
   restored_db: boolean;
+  /** `--restore-config`: config.tar put back (settings and key file, daemon files through their checkers, TLS). */
+  restored_config: boolean;
   migrations_applied: string[];
   previous_mail_storage: string | null;
   steps: string[];
@@ -84,7 +86,7 @@ export const BackupSettingsPatch = Type.Object(
   {
     TYPE: Type.Optional(Type.String({ description: 'auto, full or incremental' })),
     FULL_WEEKDAY: Type.Optional(Type.String({ description: 'Sun … Sat' })),
-    DB_MODE: Type.Optional(Type.String({ description: 'logical (physical is refused by this version)' })),
+    DB_MODE: Type.Optional(Type.String({ description: 'logical (restore automated) or physical (pg_basebackup / mariabackup staged; restored by hand, see docs/backups.md)' })),
     LOCAL_DIR: Type.Optional(Type.String()),
     RETENTION_DAYS: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.String()])),
     REMOTE_TARGETS: Type.Optional(Type.String({ description: 'space-separated <remote>:<path>' })),

@@ -2,15 +2,24 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI_BIN } from '../../../test/helpers/cli.js';
+import { CLI_BIN, REPO_ROOT } from '../../../test/helpers/cli.js';
 import { findProgram } from '../../../test/helpers/mail-daemons.js';
 import { skipNotice } from '../../../test/helpers/services.js';
-import { renderUnits, writeUnits } from './units.js';
+import { BACKUP_UNITS, renderUnits, writeUnits } from './units.js';
+import { readSwitches, renderUnits as installUnits } from '../install/unit-plan.js';
 
 const analyze = findProgram('systemd-analyze');
 if (!analyze) skipNotice('systemd-analyze', 'not installed');
 
 describe('backup units (systemd-analyze calendar and verify)', () => {
+  it('renders the same units mailsvc install installs (one source: deploy/systemd)', () => {
+    const calendars = ['*-*-* 01:15:00', 'Sat *-*-* 12:00:00'];
+    const installed = new Map(installUnits(join(REPO_ROOT, 'deploy', 'systemd'), { ...readSwitches({}, '/opt/mailsvc'), backupCalendars: calendars }).map((u) => [u.name, u.text]));
+    const rendered = renderUnits(calendars, '/usr/local/bin/mailsvc');
+    expect(rendered.map((u) => u.name)).toEqual([...BACKUP_UNITS]);
+    for (const u of rendered) expect(u.text, u.name).toBe(installed.get(u.name));
+  });
+
   it.skipIf(!analyze)('renders one OnCalendar= per ONCALENDAR line; systemd-analyze verify accepts all four units', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailsvc-units-'));
     try {
@@ -20,7 +29,13 @@ describe('backup units (systemd-analyze calendar and verify)', () => {
       expect(timer.split('\n').filter((l) => l.startsWith('OnCalendar='))).toEqual(['OnCalendar=*-*-* 02:30:00', 'OnCalendar=Sat 12:00']);
       expect(readFileSync(join(dir, 'mailsvc-backup.service'), 'utf8')).toContain(`ExecStart=${process.execPath} ${CLI_BIN} backup run`);
       expect(readFileSync(join(dir, 'mailsvc-backup-verify.service'), 'utf8')).toContain('backup verify');
-      expect(readFileSync(join(dir, 'mailsvc-backup-verify.timer'), 'utf8')).toMatch(/^OnCalendar=Sun \*-\*-\* 05:00:00$/m);
+      expect(readFileSync(join(dir, 'mailsvc-backup-verify.timer'), 'utf8')).toMatch(/^OnCalendar=Sun \*-\*-\* 05:30:00$/m);
+      // The remotes' RCLONE_CONFIG_* are in helper.env; the backup stops Postfix itself (root, no helper socket).
+      for (const name of ['mailsvc-backup.service', 'mailsvc-backup-verify.service']) {
+        const text = readFileSync(join(dir, name), 'utf8');
+        expect(text).toContain('EnvironmentFile=-/etc/mailsvc/helper.env');
+        expect(text).toMatch(/^Environment=.*MAILSVC_HELPER=direct/m);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

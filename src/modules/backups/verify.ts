@@ -1,6 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createScratchDatabase, restoreDatabase } from '../../adapters/db-dump/index.js';
+import { checkPhysicalCopy } from '../../adapters/db-dump/physical.js';
+import { extractArchive } from '../../adapters/tar/index.js';
+import type { Manifest } from './manifest.js';
 import type { Settings } from '../../config/settings.js';
 import type { DialectName } from '../../db/database.js';
 import { compareCounts, countTables } from './db-snapshot.js';
@@ -40,7 +43,10 @@ export async function verifyChain(settings: Settings, dialect: DialectName, dir:
       const item = items.at(-1);
       const dump = item?.manifest.artifacts.find((a) => a.kind === 'database');
       if (!item || !dump || !last) problems.push('the backup holds no database dump');
-      else {
+      else if (last.database.physical) {
+        progress(0.7, `checking the physical copy (${last.database.physical.tool === 'pg_basebackup' ? 'pg_verifybackup' : 'mariabackup --prepare'})`);
+        problems.push(...(await verifyPhysical(last, join(item.dir, dump.name), join(scratch, 'database'), signal)));
+      } else {
         const target = dialect === 'sqlite' ? { url: `sqlite://${join(scratch, 'verify.db')}`, drop: () => Promise.resolve() } : await createScratchDatabase(settings, `verify_${process.pid}`);
         try {
           await restoreDatabase({ databaseUrl: target.url }, join(item.dir, dump.name), signal);
@@ -58,4 +64,25 @@ export async function verifyChain(settings: Settings, dialect: DialectName, dir:
   const ok = problems.length === 0;
   progress(1, ok ? 'verified: the backup restores and matches its manifest' : `verify found ${problems.length} problem(s)`);
   return { backup: chain.at(-1) ?? null, chain, verified_at: started, ok, problems };
+}
+
+/**
+ * A physical copy unpacked into scratch space: its file count against the
+ * manifest, the tool's own check (pg_verifybackup: every file against the
+ * backup manifest and the WAL; mariabackup --prepare: the redo log applied),
+ * and on MariaDB every table of the manifest present in the prepared copy.
+ */
+async function verifyPhysical(m: Manifest, archive: string, dir: string, signal?: AbortSignal): Promise<string[]> {
+  const info = m.database.physical;
+  if (!info) return [];
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  await extractArchive({ file: archive, dir, compression: m.compression, signal });
+  const problems: string[] = [];
+  const files = (await treeStats(dir)).files;
+  if (files !== info.files) problems.push(`the physical copy holds ${files} files, the manifest says ${info.files}`);
+  problems.push(...(await checkPhysicalCopy(info, dir, signal)));
+  if (info.tool === 'mariabackup' && problems.length === 0) {
+    for (const t of Object.keys(m.database.tables)) if (!existsSync(join(dir, info.database, `${t}.frm`))) problems.push(`table ${t} is missing from the physical copy`);
+  }
+  return problems;
 }

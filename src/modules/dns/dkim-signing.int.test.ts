@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,13 @@ import { splitTxt } from './txt.js';
  * real Postfix whose milter is the real Rspamd, and each signature verified
  * by dkimpy against the published record.
  */
+const rspamdGid = ((): number => {
+  try {
+    return Number(execFileSync('getent', ['group', '_rspamd'], { encoding: 'utf8' }).split(':')[2]);
+  } catch {
+    return -1;
+  }
+})();
 const why = knotUnavailable() ?? rspamdUnavailable() ?? dkimpyUnavailable();
 if (why) skipNotice('knot, rspamd, postfix, python3-dkim', why);
 
@@ -31,7 +39,6 @@ describe.skipIf(why !== null)('DKIM keys sign mail through Postfix + Rspamd, ver
   let rspamd: Rspamd | undefined;
   let postfix: MilterPostfix | undefined;
   let m: DnsTestModules;
-  const reloads: string[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mailsvc-dkim-'));
@@ -39,9 +46,8 @@ describe.skipIf(why !== null)('DKIM keys sign mail through Postfix + Rspamd, ver
     const prepared = await prepareRspamd(dir, knot.address);
     m = await openDnsModules(
       { MAILSVC_RSPAMD_LOCAL_DIR: prepared.localDir, MAILSVC_DKIM_ED25519: 'yes' },
-      { reloader: { reload: async (d) => void reloads.push(d) }, rspamdRunning: async () => false },
     );
-    // The administrator's step: add the domain with its keys (Rspamd is not running yet: no reload).
+    // The administrator's step: add the domain with its keys (through the helper, in this process: MAILSVC_HELPER=direct).
     const domain = await m.domains.service.createWithDkim('example.test');
     expect(domain.dkim?.keys).toHaveLength(2);
     // Publish what the plan says, as the administrator (or the Cloudflare sync) would.
@@ -61,16 +67,19 @@ describe.skipIf(why !== null)('DKIM keys sign mail through Postfix + Rspamd, ver
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('renders the signing config and 0640 key files; the private keys are stored only sealed', async () => {
+  it('renders the signing config and 0640 key files (root, Rspamd\'s group); the private keys are stored only sealed', async () => {
     const conf = readFileSync(join(rspamd!.localDir, 'dkim_signing.conf'), 'utf8');
     const keys = await m.dns.dkim.keys('example.test');
     expect(keys.map((k) => k.algorithm).sort()).toEqual(['ed25519', 'rsa']);
     for (const k of keys) {
       const path = join(rspamd!.etcDir, 'dkim', `example.test.${k.selector}.key`);
       expect(conf).toContain(`{ selector = "${k.selector}"; path = "${path}"; }`);
-      expect(statSync(path).mode & 0o777).toBe(0o640);
+      const st = statSync(path);
+      expect(st.mode & 0o777).toBe(0o640);
+      expect([st.uid, st.gid]).toEqual([0, rspamdGid]);
     }
-    expect(reloads).toEqual([]);
+    const dirStat = statSync(join(rspamd!.etcDir, 'dkim'));
+    expect([dirStat.mode & 0o7777, dirStat.uid, dirStat.gid]).toEqual([0o2750, 0, rspamdGid]);
     const sealed = (await sealedValues(m.infra.db)).filter((v) => v.table === 'dkim_keys');
     expect(sealed).toHaveLength(2);
     for (const s of sealed) expect(s.value).toMatch(/^v1\./);

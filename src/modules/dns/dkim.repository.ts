@@ -14,6 +14,12 @@ export class DkimRepository {
     });
   }
 
+  /** Deletes keys by id (keys made for a domain whose signing could not be set up). */
+  async remove(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.deleteFrom('dkim_keys').where('id', 'in', ids).execute();
+  }
+
   /** Every key of a domain that is not retired, oldest first. */
   listLive(domain: string): Promise<DkimKeyRow[]> {
     return this.db.selectFrom('dkim_keys').selectAll().where('domain', '=', domain).where('state', '!=', 'retired').orderBy('created_at').orderBy('id').execute();
@@ -28,6 +34,17 @@ export class DkimRepository {
   /** The keys Rspamd signs with, every domain. */
   listActive(): Promise<DkimKeyRow[]> {
     return this.db.selectFrom('dkim_keys').selectAll().where('state', '=', 'active').orderBy('domain').orderBy('id').execute();
+  }
+
+  /**
+   * A deleted domain, inside the delete's transaction: its keys retired (the
+   * rows stay, so a selector is never reused while caches may still hold its
+   * record), its rotation and its DNS provider settings (sealed token) dropped.
+   */
+  async forgetDomain(tx: Db, domain: string, at: number): Promise<void> {
+    await tx.updateTable('dkim_keys').set({ state: 'retired', retired_at: at }).where('domain', '=', domain).where('state', '!=', 'retired').execute();
+    await tx.deleteFrom('dkim_rotations').where('domain', '=', domain).execute();
+    await tx.deleteFrom('dns_sync').where('domain', '=', domain).execute();
   }
 
   async setState(domain: string, selectors: readonly string[], state: DkimState, at: number): Promise<void> {

@@ -1,5 +1,6 @@
 import { AppError } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
+import type { Db } from '../../db/database.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import { sealContext } from '../../db/sealed-columns.js';
 import type { DomainLookup } from '../domains/index.js';
@@ -32,8 +33,10 @@ export type DkimDeps = {
   keyBits: () => number;
   /** MAILSVC_DKIM_ED25519: an Ed25519 key with every new RSA key. */
   ed25519ByDefault: boolean;
-  /** Renders Rspamd's signing files from these keys and reloads it. */
+  /** Renders Rspamd's signing files from these keys and reloads it (through the root helper). */
   applySigning: (keys: readonly SigningKey[]) => Promise<SigningOutcome>;
+  /** Deletes the key files of selectors that no longer sign (through the root helper). */
+  removeKeyFiles: (domain: string, selectors: readonly string[]) => Promise<void>;
 };
 
 /**
@@ -45,7 +48,6 @@ export type DkimDeps = {
 export class DkimService {
   constructor(private readonly d: DkimDeps) {}
 
-  /** Makes new keys (RSA, and Ed25519 when asked) in state `state`; the rows as stored. */
   /** The selector the next keys of a domain get. */
   async nextSelector(domain: string): Promise<string> {
     return nextSelector(this.d.clock.now(), await this.d.repo.selectors(domain));
@@ -86,8 +88,15 @@ export class DkimService {
     if (live.length > 0) {
       throw new AppError('conflict', `Domain ${name} already has DKIM keys (selector ${live.map((k) => k.selector).join(', ')}): rotate them with mailsvc dns rotate-dkim ${name}`);
     }
-    await this.makeKeys(name, 'active', opts.ed25519);
-    const signing = await this.syncSigning();
+    const made = await this.makeKeys(name, 'active', opts.ed25519);
+    let signing: SigningOutcome;
+    try {
+      signing = await this.syncSigning();
+    } catch (err) {
+      // Keys that never signed are dropped, so the same command can be run again once the cause is fixed.
+      await this.d.repo.remove(made.map((k) => k.id));
+      throw err;
+    }
     return { domain: name, keys: (await this.d.repo.listLive(name)).map(presentKey), signing };
   }
 
@@ -109,7 +118,45 @@ export class DkimService {
   /** Rspamd signs with exactly the active keys of every domain. */
   async syncSigning(): Promise<SigningOutcome> {
     const rows = await this.d.repo.listActive();
-    const keys = rows.map((r) => ({ domain: r.domain, selector: r.selector, privateKey: this.d.box().open(r.private_key, sealContext('dkim_keys', r.id, 'private_key')) }));
-    return this.d.applySigning(keys);
+    return this.d.applySigning(rows.map((r) => this.signingKey(r)));
+  }
+
+  private signingKey(r: DkimKeyRow): SigningKey {
+    return { domain: r.domain, selector: r.selector, algorithm: r.algorithm as DkimAlgorithm, privateKey: this.d.box().open(r.private_key, sealContext('dkim_keys', r.id, 'private_key')) };
+  }
+
+  /**
+   * Before a domain is deleted: Rspamd's signing configuration re-applied
+   * without it, then the key files of all its selectors removed (root
+   * helper). Nothing stored changes, so a failure is undone by putting
+   * signing back as stored (`syncSigning`, which installs the key files
+   * again). A domain without keys does not reach the helper.
+   */
+  async stopSigning(domain: string): Promise<void> {
+    const live = await this.d.repo.listLive(domain);
+    if (live.length === 0) return;
+    const rows = (await this.d.repo.listActive()).filter((r) => r.domain !== domain);
+    await this.d.applySigning(rows.map((r) => this.signingKey(r)));
+    try {
+      await this.d.removeKeyFiles(domain, live.map((k) => k.selector));
+    } catch (err) {
+      const text = (e: unknown): string => (e instanceof AppError ? e.detail : e instanceof Error ? e.message : String(e));
+      const back = await this.syncSigning().then(
+        () => '',
+        (e: unknown) => `; Rspamd's signing could not be put back either (${text(e)}): run mailsvc dns sync-signing`,
+      );
+      if (!back) throw err;
+      throw new AppError(err instanceof AppError ? err.code : 'upstream', `${text(err)}${back}`);
+    }
+  }
+
+  /** A deleted domain, in the delete's transaction: see DkimRepository.forgetDomain. */
+  forgetDomain(tx: Db, domain: string): Promise<void> {
+    return this.d.repo.forgetDomain(tx, domain, this.d.clock.now());
+  }
+
+  /** Deletes the key files of retired selectors (Rspamd must no longer sign with them: the helper refuses otherwise). */
+  removeKeyFiles(domain: string, selectors: readonly string[]): Promise<void> {
+    return this.d.removeKeyFiles(domain, selectors);
   }
 }

@@ -42,6 +42,15 @@ describe('mailsvc dns (CLI)', () => {
     expect(plan.records.find((r) => r.name === key.record_name)?.value).toBe(key.record_value);
   }, 60_000);
 
+  it('add domain --generate-dkim without a reachable helper: exit 69, one line, nothing kept; it works once the helper is there', async () => {
+    const away = await runCli(['add', 'domain', 'retry.test', '--generate-dkim'], { env: { ...env, MAILSVC_HELPER: `unix:${join(dir, 'no-helper.sock')}` } });
+    expect(away.code).toBe(69);
+    expect(expectOneErrorLine(away)).toMatch(/cannot reach mailsvc-helper/);
+    const again = await runCli(['add', 'domain', 'retry.test', '--generate-dkim', '--json'], { env });
+    expectOk(again);
+    expect((json(again) as { dkim: { keys: unknown[] } }).dkim.keys).toHaveLength(1);
+  }, 60_000);
+
   it('a check whose DNS never answers is "could not determine", exit 0; a failed check exits 1', async () => {
     const unsure = await runCli(['dns', 'check', 'example.test', 'mail.example.test', '--json'], { env, timeoutMs: 60_000 });
     expect(unsure.code, unsure.stderr).toBe(0);

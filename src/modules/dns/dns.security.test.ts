@@ -10,6 +10,8 @@ import { startFakeCloudflare } from '../../../test/helpers/cloudflare-server.js'
 import type { FakeCloudflare } from '../../../test/helpers/cloudflare-server.js';
 import { testCaTrustProblem } from '../../../test/helpers/fake-sms-provider.js';
 import { sealedValues } from '../../../test/helpers/cli.js';
+import { startHelperProcess } from '../../../test/helpers/helper-process.js';
+import type { HelperProcess } from '../../../test/helpers/helper-process.js';
 import { skipNotice } from '../../../test/helpers/services.js';
 
 /**
@@ -29,23 +31,28 @@ describe.skipIf(why !== null)('dns secrets never leave (API, logs, audit)', () =
   let t: TestApp;
   let cf: FakeCloudflare;
   let dir: string;
+  let helper: HelperProcess;
   const req = (method: 'GET' | 'PUT' | 'POST', url: string, payload?: unknown) =>
     t.app.inject({ method, url, headers: { authorization: t.basic(), ...(payload === undefined ? {} : { 'content-type': 'application/json' }) }, ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }) });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mailsvc-dns-sec-'));
+    // The API reaches the root helper over its socket, as the service does: the DKIM key travels to it.
+    helper = await startHelperProcess({ env: { MAILSVC_RSPAMD_LOCAL_DIR: join(dir, 'none/local.d') } });
     cf = await startFakeCloudflare({ cert: readFileSync(join(tls, 'server-cert.pem'), 'utf8'), key: readFileSync(join(tls, 'server-key.pem'), 'utf8') }, ZONE);
     t = await startTestApp(`sqlite://${join(dir, 'db.sqlite')}`, {
       MAILSVC_MFA_REQUIRED: 'no',
       MAILSVC_CLOUDFLARE_API_URL: cf.baseUrl,
       MAILSVC_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${cf.port}`,
       MAILSVC_RSPAMD_LOCAL_DIR: join(dir, 'none/local.d'),
+      MAILSVC_HELPER: `unix:${helper.socket}`,
     });
   }, 60_000);
 
   afterAll(async () => {
     await t?.close();
     await cf?.close();
+    await helper?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -59,6 +66,11 @@ describe.skipIf(why !== null)('dns secrets never leave (API, logs, audit)', () =
     expect(sealed.length).toBe(1);
     expect(sealed[0]?.value).toMatch(/^v1\./);
     expect((await req('POST', '/domains/example.test/dkim', {})).body).not.toMatch(/PRIVATE KEY/);
+    // The helper got the key (dkim-key-install) and logged it only as [redacted].
+    const installs = helper.logs().map((l) => l.helper as { action?: string; args?: string[] } | undefined).filter((h) => h?.action === 'dkim-key-install');
+    expect(installs.length).toBeGreaterThan(0);
+    for (const h of installs) expect(h?.args?.[3]).toBe('[redacted]');
+    for (const text of [JSON.stringify(helper.logs()), t.logs.join('\n')]) expect(text).not.toMatch(/PRIVATE KEY|MII[A-Za-z0-9+/]{200}/);
   });
 
   it('a refused token is 400 and its message does not carry the token', async () => {

@@ -1,12 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { execFile } from 'node:child_process';
 import type { Infra } from '../../infra/index.js';
-import type { ConfigChecker, DaemonReloader } from '../../adapters/config-applier/index.js';
 import type { DomainLookup } from '../domains/index.js';
 import type { RouteKit } from '../route-types.js';
 import { DkimRepository } from './dkim.repository.js';
 import { DkimService } from './dkim.service.js';
-import { applySigning } from './dkim-signing.js';
+import { helperSigning } from './dkim-signing.js';
 import type { SigningKey, SigningOutcome } from './dkim-signing.js';
 import { DnsPlanService } from './plan.service.js';
 import { join } from 'node:path';
@@ -15,7 +13,6 @@ import { DeliverabilityService } from './deliverability.service.js';
 import { CloudflareSyncService } from './cloudflare-sync.service.js';
 import { RotationService } from './rotation.service.js';
 import { SrsService } from './srs.service.js';
-import { PLAN_TTL } from './dns-plan.js';
 import type { DeliverabilityReport } from './schema.js';
 
 export { dnsCommands } from './commands.js';
@@ -30,35 +27,25 @@ export type DnsDeps = {
   domains: DomainLookup;
   /** The limit dkim-key-bits, read per call. */
   keyBits: () => number;
-  /** Default: the privileged helper's `reload rspamd`. */
-  reloader?: DaemonReloader;
-  /** Whether Rspamd runs (default: `systemctl is-active rspamd.service`). */
-  rspamdRunning?: () => Promise<boolean>;
-  rspamdChecker?: ConfigChecker;
-  /** Replaces the Rspamd render (tests that watch which keys sign when). */
+  /** Replaces the Rspamd render through the helper (tests that watch which keys sign when). */
   applySigning?: (keys: readonly SigningKey[]) => Promise<SigningOutcome>;
+  /** Replaces the helper's `dkim-key-remove` (tests that watch which key files go when). */
+  removeKeyFiles?: (domain: string, selectors: readonly string[]) => Promise<void>;
   /** The limits dkim-rotation-days and dkim-rotation-grace-days, read per call (default: the built-in 180 and 7). */
   rotationDays?: () => number;
   graceDays?: () => number;
-  /** The TTL waited after the new record is visible (default: the plan's 3600 s). */
-  rotationTtlSeconds?: number;
   /** The active domains (for postsrsd's excluded domains). */
   activeDomains?: () => Promise<string[]>;
-  /** Restarts postsrsd (default: the helper's restart-postsrsd). */
-  postsrsdRestarter?: DaemonReloader;
   /** The job runner: `deliverability` jobs are registered on it. */
   jobs?: JobRunner;
   /** Extra trusted CAs for the deliverability HTTPS and STARTTLS checks (tests: their private CA). */
   ca?: readonly string[];
 };
 
-const systemdActive = (unit: string) => (): Promise<boolean> =>
-  new Promise((resolve) => execFile('systemctl', ['is-active', '--quiet', unit], { timeout: 10_000 }, (err) => resolve(err === null)));
-
 /** DKIM keys and Rspamd signing, the DNS plan (docs/dns.md). */
 export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'helper' | 'box' | 'outbound'>, deps: DnsDeps) {
   const { settings } = infra;
-  const reloader: DaemonReloader = deps.reloader ?? { reload: async (daemon) => void (await infra.helper.run('reload', [daemon])) };
+  const signing = helperSigning(infra.helper);
   const dkim = new DkimService({
     repo: new DkimRepository(infra.db),
     domains: deps.domains,
@@ -66,13 +53,8 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     clock: infra.clock,
     keyBits: deps.keyBits,
     ed25519ByDefault: settings.dns.dkimEd25519,
-    applySigning: deps.applySigning ?? ((keys) =>
-      applySigning(keys, {
-        rspamdLocalDir: settings.helper.rspamdLocalDir,
-        reloader,
-        running: deps.rspamdRunning ?? systemdActive('rspamd.service'),
-        ...(deps.rspamdChecker ? { checker: deps.rspamdChecker } : {}),
-      })),
+    applySigning: deps.applySigning ?? signing.applySigning,
+    removeKeyFiles: deps.removeKeyFiles ?? signing.removeKeyFiles,
   });
   const plan = new DnsPlanService(dkim, deps.domains, settings.dns.srsDomain);
   const deliverability = new DeliverabilityService({
@@ -102,7 +84,6 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     domains: deps.domains,
     resolvers: settings.dns.resolvers,
     authoritative: settings.dns.authoritative,
-    ttlSeconds: deps.rotationTtlSeconds ?? PLAN_TTL,
     rotationDays: deps.rotationDays ?? (() => 180),
     graceDays: deps.graceDays ?? (() => 7),
     publish: (domain) => cloudflare.syncIfEnabled(domain),
@@ -110,9 +91,8 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
   });
   const srs = new SrsService({
     activeDomains: deps.activeDomains ?? (async () => []),
-    defaultsFile: settings.dns.postsrsdDefaults,
     forward: settings.dns.postsrsdForward,
-    restarter: deps.postsrsdRestarter ?? { reload: async () => void (await infra.helper.run('restart-postsrsd', [])) },
+    helper: infra.helper,
   });
   const jobs = deps.jobs;
   jobs?.register<DeliverabilityJobInput>('deliverability', (input, ctx): Promise<DeliverabilityReport> => {
@@ -133,8 +113,10 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     routes: async (app: FastifyInstance, kit: RouteKit) => {
       const { dnsRoutes } = await import('./routes.js');
       const { dnsSyncRoutes } = await import('./sync-routes.js');
+      const { dnsStatusRoutes } = await import('./status-routes.js');
       dnsRoutes(app, { dkim, plan, deliverability, jobs, rotation }, kit);
       dnsSyncRoutes(app, cloudflare, kit);
+      dnsStatusRoutes(app, infra.db, kit);
     },
   };
 }

@@ -29,6 +29,8 @@ describe.skipIf(why !== null)('DKIM rotation', () => {
   /** Each render of Rspamd's keys: the selectors signing, and what knot answered for each at that moment. */
   let signings: { selectors: string[]; visible: boolean[]; at: number }[];
   let failSigning = 0;
+  /** Key files deleted (the helper's dkim-key-remove), in order. */
+  let removed: string[];
 
   const publish = async (name: string, value: string) => knot.update(D, [`update delete ${name}. TXT`, `update add ${name}. ${TTL} TXT ${splitTxt(value).map((s) => `"${s}"`).join(' ')}`]);
   const publishAll = async () => {
@@ -39,11 +41,12 @@ describe.skipIf(why !== null)('DKIM rotation', () => {
     knot = await startKnot({ [D]: [] });
     clock = new FakeClock(Date.UTC(2026, 10, 1));
     signings = [];
+    removed = [];
     failSigning = 0;
     m = await openDnsModules(
       { MAILSVC_DNS_RESOLVER: knot.address, MAILSVC_DNS_AUTHORITATIVE: knot.address },
       {
-        rotationTtlSeconds: TTL,
+        removeKeyFiles: async (domain, selectors) => void removed.push(...selectors.map((x) => `${domain}/${x}`)),
         graceDays: () => 7,
         applySigning: async (keys: readonly SigningKey[]) => {
           if (failSigning > 0) {
@@ -102,8 +105,11 @@ describe.skipIf(why !== null)('DKIM rotation', () => {
 
     clock.advance(7 * DAY - 1);
     expect((await m.dns.rotation.rotate(D)).step).toBe('grace');
+    expect(removed).toEqual([]);
     clock.advance(1);
     expect((await m.dns.rotation.rotate(D)).step).toBe('done');
+    // The old key's file goes only after the grace period.
+    expect(removed).toEqual([`${D}/${first!.selector}`]);
     expect((await m.dns.dkim.keys(D)).map((k) => k.selector)).toEqual([fresh.selector]);
     expect(await m.dns.rotation.current(D)).toBeNull();
     // The rule, over every render of the rotation (the first is the new domain's first key, which signs
@@ -139,5 +145,63 @@ describe.skipIf(why !== null)('DKIM rotation', () => {
     expect((await m.dns.dkim.keys(D)).filter((k) => k.selector === sel)).toHaveLength(1);
     await m.dns.rotation.rotate(D);
     expect((await m.dns.dkim.keys(D)).filter((k) => k.selector === sel)).toHaveLength(1);
+  });
+});
+
+/**
+ * The wait after visibility is the TTL the authoritative servers publish for
+ * the new record (the largest across them), read from their answers: two knot
+ * servers publishing 45 s and 120 s, and a clock the test moves.
+ */
+describe.skipIf(why !== null)('DKIM rotation waits the TTL the authoritative servers publish', () => {
+  let a: Knot;
+  let b: Knot;
+  let m: DnsTestModules;
+  let clock: FakeClock;
+  let signed: string[][];
+
+  const publishOn = async (k: Knot, name: string, value: string, ttl: number) =>
+    k.update(D, [`update delete ${name}. TXT`, `update add ${name}. ${ttl} TXT ${splitTxt(value).map((s) => `"${s}"`).join(' ')}`]);
+
+  beforeEach(async () => {
+    a = await startKnot({ [D]: [] });
+    b = await startKnot({ [D]: [] });
+    clock = new FakeClock(Date.UTC(2026, 10, 1));
+    signed = [];
+    m = await openDnsModules(
+      { MAILSVC_DNS_RESOLVER: a.address, MAILSVC_DNS_AUTHORITATIVE: `${a.address},${b.address}` },
+      { applySigning: async (keys) => (signed.push(keys.map((k) => k.selector)), { status: 'changed', detail: 'test', reloaded: true }), removeKeyFiles: async () => undefined },
+      { clock },
+    );
+    await m.domains.service.createWithDkim(D);
+    for (const k of await m.dns.dkim.keys(D)) for (const s of [a, b]) await publishOn(s, k.record_name, k.record_value, 3600);
+  }, 60_000);
+
+  afterEach(async () => {
+    await m?.close();
+    await a?.stop();
+    await b?.stop();
+  });
+
+  it('switches after the largest published TTL (120 s), not before, and not after a fixed 3600 s; the deadline is stored', async () => {
+    let s = await m.dns.rotation.rotate(D);
+    const fresh = (await m.dns.dkim.keys(D)).find((k) => k.selector === s.new_selector)!;
+    await publishOn(a, fresh.record_name, fresh.record_value, 45);
+    s = await m.dns.rotation.rotate(D);
+    expect(s.step).toBe('await-visible');
+    expect(s.waiting).toContain(`127.0.0.1:${b.port} does not have it yet`);
+    await publishOn(b, fresh.record_name, fresh.record_value, 120);
+    const visibleAt = clock.now();
+    s = await m.dns.rotation.rotate(D);
+    expect(s.step).toBe('await-ttl');
+    expect(s.wait_until).toBe(new Date(visibleAt + 120_000).toISOString());
+    // Stored: another instance (a restart) reads the same deadline.
+    expect((await m.dns.rotation.current(D))?.wait_until).toBe(new Date(visibleAt + 120_000).toISOString());
+    clock.advance(119_999);
+    expect((await m.dns.rotation.rotate(D)).step).toBe('await-ttl');
+    expect(signed.flat()).not.toContain(fresh.selector);
+    clock.advance(1);
+    expect((await m.dns.rotation.rotate(D)).step).toBe('grace');
+    expect(signed.at(-1)).toEqual([fresh.selector]);
   });
 });

@@ -6,7 +6,7 @@ import type { Clock } from '../../shared/clock.js';
 import { AppError } from '../../shared/errors.js';
 import type { DomainLookup } from '../domains/index.js';
 import { findAuthoritative, once } from './deliverability/run-checks.js';
-import { txtValues } from './deliverability/types.js';
+import { queryTxt } from '../../adapters/dns/txt-query.js';
 import type { DkimService } from './dkim.service.js';
 import { presentKey } from './dkim.service.js';
 
@@ -27,8 +27,6 @@ export type RotationDeps = {
   domains: Pick<DomainLookup, 'resolve'>;
   resolvers: readonly DnsServer[];
   authoritative: readonly DnsServer[];
-  /** The TTL the old answer may be cached for once the new record is visible (the plan's TTL). */
-  ttlSeconds: number;
   /** The limits dkim-rotation-days and dkim-rotation-grace-days, read per call. */
   rotationDays: () => number;
   graceDays: () => number;
@@ -60,16 +58,21 @@ export class RotationService {
     return { domain: r.domain, step: r.step as RotationStep, new_selector: r.new_selector, old_selectors: (r.old_selector ?? '').split(',').filter(Boolean), waiting, wait_until: r.wait_until === null ? null : new Date(r.wait_until).toISOString() };
   }
 
-  /** Is the record at `name` exactly `value` on every authoritative server of the domain? */
-  private async visibleEverywhere(domain: string, name: string, value: string): Promise<string | null> {
+  /**
+   * Is the record at `name` exactly `value` on every authoritative server of
+   * the domain? Then the TTL they publish for it (the largest), else what is missing.
+   */
+  private async visibleEverywhere(domain: string, name: string, value: string): Promise<{ missing: string } | { ttl: number }> {
     const servers = this.d.authoritative.length ? this.d.authoritative : await findAuthoritative(domain, once(new DnsClient(this.d.resolvers)));
-    if (servers.length === 0) return `cannot find the authoritative servers of ${domain}`;
+    if (servers.length === 0) return { missing: `cannot find the authoritative servers of ${domain}` };
+    let ttl = 0;
     for (const s of servers) {
-      const a = await new DnsClient([s], { timeoutMs: 2000, tries: 2 }).query(name, 'TXT');
-      const values = a.kind === 'records' ? txtValues(a.records) : [];
-      if (values.length !== 1 || values[0] !== value) return `${s.host}:${s.port} ${a.kind === 'error' ? `does not answer (${a.detail})` : values.length ? 'answers another value' : 'does not have it yet'} for ${name}`;
+      const a = await queryTxt(s, name, { timeoutMs: 2000, tries: 2 });
+      const values = a.kind === 'records' ? a.values : [];
+      if (values.length !== 1 || values[0] !== value) return { missing: `${s.host}:${s.port} ${a.kind === 'error' ? `does not answer (${a.detail})` : values.length ? 'answers another value' : 'does not have it yet'} for ${name}` };
+      if (a.kind === 'records') ttl = Math.max(ttl, a.ttl);
     }
-    return null;
+    return { ttl };
   }
 
   /** Starts a rotation (or resumes the one in progress) and takes it as far as it can go now. */
@@ -105,13 +108,16 @@ export class RotationService {
           await this.d.publish(domain);
           await this.save(domain, 'await-visible', null);
         } else if (step === 'await-visible') {
+          // The TTL the authoritative servers publish for the new records (the largest): the deadline is stored, so a restart keeps it.
+          let ttl = 0;
           for (const k of (await newSelectors()).map(presentKey)) {
-            const missing = await this.visibleEverywhere(domain, k.record_name, k.record_value);
-            if (missing) return this.status(r, `publication: ${missing}`);
+            const seen = await this.visibleEverywhere(domain, k.record_name, k.record_value);
+            if ('missing' in seen) return this.status(r, `publication: ${seen.missing}`);
+            ttl = Math.max(ttl, seen.ttl);
           }
-          await this.save(domain, 'await-ttl', now + this.d.ttlSeconds * 1000);
+          await this.save(domain, 'await-ttl', now + ttl * 1000);
         } else if (step === 'await-ttl') {
-          if (r.wait_until !== null && now < r.wait_until) return this.status(r, 'the TTL of the new record to pass (caches may still miss it)');
+          if (r.wait_until !== null && now < r.wait_until) return this.status(r, 'the TTL the authoritative servers publish for the new record to pass (caches may still miss it)');
           await this.save(domain, 'switch', null);
         } else if (step === 'switch') {
           const fresh = (await newSelectors()).map((k) => k.selector);
@@ -125,6 +131,8 @@ export class RotationService {
         } else if (step === 'remove') {
           await this.d.dkim.setState(domain, olds, 'retired');
           await this.d.publish(domain);
+          // Rspamd stopped signing with the old selectors at the switch: their key files go now.
+          await this.d.dkim.removeKeyFiles(domain, olds);
           await this.save(domain, 'done', null);
         } else {
           await this.d.db.deleteFrom('dkim_rotations').where('domain', '=', domain).execute();

@@ -25,8 +25,8 @@ export function dnsRoutes(app: FastifyInstance, m: { dkim: DkimService; plan: Dn
     schema: {
       tags, security, params: DomainParam, body: DkimBody,
       summary: 'Make the first DKIM keys of a domain, or rotate them',
-      description: 'No key yet: makes an RSA key (size: the limit dkim-key-bits) with a dated selector, and an Ed25519 key beside it when asked; the private keys are sealed and never returned; Rspamd is rendered, checked and reloaded so the domain is signed at once (201). Keys already: starts or advances the rotation (200, with rotation): the new key signs only once every authoritative server answers its record and the TTL has passed.',
-      response: { 200: DkimResultSchema, 201: DkimResultSchema, ...errors(400, 401, 403, 404, 409, 422, 502) },
+      description: 'No key yet: makes an RSA key (size: the limit dkim-key-bits) with a dated selector, and an Ed25519 key beside it when asked; the private keys are sealed and never returned; the key files and signing configuration of Rspamd are written by the root helper, checked and reloaded so the domain is signed at once (201; 503 when the helper cannot be reached, and then no key is kept). Keys already: starts or advances the rotation (200, with rotation): the new key signs only once every authoritative server answers its record and the TTL they publish for it has passed.',
+      response: { 200: DkimResultSchema, 201: DkimResultSchema, ...errors(400, 401, 403, 404, 409, 422, 502, 503) },
     },
     handler: async (req, reply) => {
       const keys = await m.dkim.keys(req.params.domain);

@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,34 +12,36 @@ import { tcpTableGet } from '../../adapters/postsrsd/postsrsd.js';
 /**
  * "sync SRS domains" against a real postsrsd 1.10 in the foreground, started
  * the way Debian's unit does it: its settings file sourced by a shell, the
- * values handed over with -e. A restart (the helper's restart-postsrsd in
- * production) stops it and starts it again from the file.
+ * values handed over with -e. The sync goes through the root helper's
+ * `srs-domains-apply` (here in this process, MAILSVC_HELPER=direct), which
+ * writes the file and restarts postsrsd through the service manager.
  */
 const why = findProgram('postsrsd') === null ? 'missing postsrsd (Debian package)' : null;
 if (why) skipNotice('postsrsd', why);
 
-describe.skipIf(why !== null)('sync SRS domains with postsrsd', () => {
+describe.skipIf(why !== null)('sync SRS domains with postsrsd, through the helper', () => {
   let dir: string;
   let port: number;
-  let child: ChildProcess | undefined;
   let m: DnsTestModules;
-  let restarts = 0;
   const defaults = () => join(dir, 'postsrsd');
+  const restarts = () => (existsSync(join(dir, 'manager.log')) ? readFileSync(join(dir, 'manager.log'), 'utf8').trim().split('\n').filter((l) => l.startsWith('restart')).length : 0);
+  const manager = () => join(dir, 'manager.sh');
 
-  const start = async () => {
-    const script = `set -a; . '${defaults()}'; exec postsrsd -e -4 -l 127.0.0.1 -f ${port} -r ${port + 1} -s '${join(dir, 'secret')}' -d "$SRS_DOMAIN" -X"$SRS_EXCLUDE_DOMAINS"`;
-    child = spawn('sh', ['-c', script], { stdio: 'ignore' });
+  const waitUp = async () => {
     for (let i = 0; i < 100; i++) {
       if (await tcpTableGet('127.0.0.1', port, 'x@y.example', 500).then(() => true, () => false)) return;
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error('postsrsd did not start');
   };
-  const stop = async () => {
-    if (child && child.exitCode === null) {
-      const c = child;
-      c.kill('SIGTERM');
-      await new Promise((r) => c.once('exit', r));
+  const stop = () => {
+    const pid = existsSync(join(dir, 'pid')) ? Number(readFileSync(join(dir, 'pid'), 'utf8')) : 0;
+    if (pid > 0) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        // Gone already.
+      }
     }
   };
 
@@ -49,15 +50,31 @@ describe.skipIf(why !== null)('sync SRS domains with postsrsd', () => {
     port = await freePort();
     writeFileSync(join(dir, 'secret'), 'a-test-secret-that-is-long-enough\n', { mode: 0o600 });
     writeFileSync(defaults(), '# Debian defaults for postsrsd\nSRS_DOMAIN=srs.example.net\nSRS_EXCLUDE_DOMAINS=\n', { mode: 0o644 });
-    await start();
+    // The service manager the helper runs as `<program> restart postsrsd.service` (MAILSVC_SERVICE_MANAGER):
+    // it starts postsrsd the way Debian's unit does, from the settings file sourced by a shell.
+    writeFileSync(
+      manager(),
+      [
+        '#!/bin/sh',
+        `[ "$2" = postsrsd.service ] || exit 2`,
+        `echo "$*" >> '${dir}/manager.log'`,
+        `if [ -f '${dir}/pid' ]; then p=$(cat '${dir}/pid'); kill "$p" 2>/dev/null; while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; fi`,
+        `setsid sh -c 'set -a; . "${defaults()}"; exec postsrsd -e -4 -l 127.0.0.1 -f ${port} -r ${port + 1} -s "${join(dir, 'secret')}" -d "$SRS_DOMAIN" -X"$SRS_EXCLUDE_DOMAINS"' </dev/null >/dev/null 2>&1 &`,
+        `echo $! > '${dir}/pid'`,
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    execFileSync(manager(), ['start', 'postsrsd.service']);
+    await waitUp();
     m = await openDnsModules(
-      { MAILSVC_POSTSRSD_DEFAULTS: defaults(), MAILSVC_POSTSRSD_FORWARD: `127.0.0.1:${port}` },
-      { activeDomains: () => m.domains.service.activeNames(), postsrsdRestarter: { reload: async () => { restarts += 1; await stop(); await start(); } } },
+      { MAILSVC_POSTSRSD_DEFAULTS: defaults(), MAILSVC_POSTSRSD_FORWARD: `127.0.0.1:${port}`, MAILSVC_SERVICE_MANAGER: manager() },
+      { activeDomains: () => m.domains.service.activeNames() },
     );
   }, 60_000);
 
   afterAll(async () => {
-    await stop();
+    stop();
     await m?.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -75,12 +92,30 @@ describe.skipIf(why !== null)('sync SRS domains with postsrsd', () => {
     expect(r.verified.foreign).toMatch(/^SRS0=.*@srs\.example\.net$/);
     expect((await tcpTableGet('127.0.0.1', port, 'me@b.example.org')).code).not.toBe(200);
     expect((await tcpTableGet('127.0.0.1', port, 'me@off.example.org')).code).toBe(200);
-    expect(restarts).toBe(1);
+    expect(restarts()).toBe(1);
   });
 
   it('writes nothing and restarts nothing when the list did not change', async () => {
     const r = await m.dns.srs.sync();
     expect(r).toMatchObject({ changed: false, restarted: false });
-    expect(restarts).toBe(1);
+    expect(restarts()).toBe(1);
+  });
+});
+
+describe.skipIf(why !== null)('srs-domains-apply refuses what is not a domain list and writes nothing', () => {
+  it('a path, an option, a shell word or a newline is refused; the file is unchanged', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailsvc-srs-bad-'));
+    const file = join(dir, 'postsrsd');
+    writeFileSync(file, 'SRS_DOMAIN=srs.example.net\nSRS_EXCLUDE_DOMAINS=a.example.org\n');
+    const m = await openDnsModules({ MAILSVC_POSTSRSD_DEFAULTS: file, MAILSVC_SERVICE_MANAGER: '/bin/false' });
+    try {
+      for (const bad of ['../etc/passwd', 'a.example.org;reboot', '-x', 'a.example.org,$(id)', 'a.example.org\nSRS_SECRET=/tmp/x', 'A.example.org']) {
+        await expect(m.infra.helper.run('srs-domains-apply', [bad])).rejects.toThrow(/domain|control character/i);
+      }
+      expect(readFileSync(file, 'utf8')).toBe('SRS_DOMAIN=srs.example.net\nSRS_EXCLUDE_DOMAINS=a.example.org\n');
+    } finally {
+      await m.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,7 +1,6 @@
-import { existsSync, statSync } from 'node:fs';
-import { LocalFileHost, applyConfig } from '../../adapters/config-applier/index.js';
-import type { ConfigFileHost, DaemonReloader } from '../../adapters/config-applier/index.js';
-import { postsrsdChecker, readExcludeDomains, setExcludeDomains, tcpTableGet } from '../../adapters/postsrsd/postsrsd.js';
+import type { HelperClient } from '../../adapters/helper-client.js';
+import { tcpTableGet } from '../../adapters/postsrsd/postsrsd.js';
+import { HELPER_LIST_ARG_MAX } from '../../shared/dkim-names.js';
 import type { DnsServer } from '../../adapters/dns/dns-client.js';
 import { AppError } from '../../shared/errors.js';
 
@@ -10,11 +9,9 @@ export type SrsResult = { excluded: string[]; changed: boolean; restarted: boole
 export type SrsDeps = {
   /** The active domains in the database. */
   activeDomains: () => Promise<string[]>;
-  defaultsFile: string;
   forward: DnsServer;
-  /** Restarts postsrsd (default: the helper's restart-postsrsd). */
-  restarter: DaemonReloader;
-  host?: ConfigFileHost;
+  /** The root helper: its `srs-domains-apply` writes postsrsd's settings and restarts it. */
+  helper: HelperClient;
 };
 
 const FOREIGN = 'mailsvc-srs-check@example.com';
@@ -22,28 +19,28 @@ const FOREIGN = 'mailsvc-srs-check@example.com';
 /**
  * "sync SRS domains": postsrsd's excluded domains (its SRS_EXCLUDE_DOMAINS)
  * are exactly the active domains, so local senders keep their address and
- * forwarded mail of others is rewritten. Written only when the list changed
- * (config applier: sh -n, rename, restart, restore on failure), then checked
- * live on postsrsd's forward table.
+ * forwarded mail of others is rewritten. The root helper writes the file only
+ * when the list changed (config applier: sh -n, rename, restart, restore on
+ * failure); then the list is checked live on postsrsd's forward table.
  */
 export class SrsService {
   constructor(private readonly d: SrsDeps) {}
 
   async sync(): Promise<SrsResult> {
     const domains = [...new Set((await this.d.activeDomains()).map((x) => x.toLowerCase()))].sort();
-    const host = this.d.host ?? new LocalFileHost();
-    if (!existsSync(this.d.defaultsFile)) throw new AppError('bad_request', `${this.d.defaultsFile} does not exist: install postsrsd (apt install postsrsd) or set MAILSVC_POSTSRSD_DEFAULTS`);
-    const current = (await host.read(this.d.defaultsFile))?.content.toString('utf8') ?? '';
-    const before = readExcludeDomains(current);
-    const changed = before === null || before.join(',') !== domains.join(',');
-    let restarted = false;
-    if (changed) {
-      const mode = statSync(this.d.defaultsFile).mode & 0o7777;
-      const r = await applyConfig([{ daemon: 'postsrsd', files: [{ path: this.d.defaultsFile, content: setExcludeDomains(current, domains), mode }], checker: postsrsdChecker(), reload: true }], host, this.d.restarter);
-      if (!r.ok) throw new AppError('conflict', `sync SRS domains: ${r.stage} failed: ${r.detail}.${r.restoreErrors.length ? ` Restoring failed: ${r.restoreErrors.join('; ')}` : ' The file was restored.'}`);
-      restarted = r.reloaded.includes('postsrsd');
+    const list = domains.join(',');
+    if (list.length > HELPER_LIST_ARG_MAX) throw new AppError('conflict', `sync SRS domains: ${domains.length} domains do not fit one update (${list.length} characters, at most ${HELPER_LIST_ARG_MAX})`);
+    const { stdout } = await this.d.helper.run('srs-domains-apply', [list]);
+    let r: { ok?: unknown; status?: unknown; detail?: unknown; changed?: unknown; restarted?: unknown };
+    try {
+      r = JSON.parse(stdout) as typeof r;
+    } catch {
+      throw new AppError('upstream', 'sync SRS domains: the helper answered something unexpected');
     }
-    return { excluded: domains, changed, restarted, verified: await this.verify(domains) };
+    const detail = typeof r.detail === 'string' ? r.detail : 'refused';
+    if (r.status === 'missing') throw new AppError('bad_request', detail);
+    if (r.ok !== true) throw new AppError('conflict', `sync SRS domains: ${detail}`);
+    return { excluded: domains, changed: r.changed === true, restarted: r.restarted === true, verified: await this.verify(domains) };
   }
 
   /** A local domain must come back unchanged (500), a foreign address rewritten (200 SRS0=…). */

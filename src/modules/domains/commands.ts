@@ -40,12 +40,13 @@ export function domainCommands(program: Command, run: Run<{ service: DomainServi
   const domains = program.command('domains').description('the domains this server receives mail for');
 
   pagingOptions(domains.command('list').description('list the domains with their account and alias counts'))
+    .option('--search <text>', 'only the domains whose name contains this text')
     .option('--json', 'print the page as JSON ({ items, total, limit, offset })')
-    .action(async (opts: Page & { json?: boolean }) => {
-      const page = await run((m) => m.service.list(pageOf(opts)));
+    .action(async (opts: Page & { json?: boolean; search?: string }) => {
+      const page = await run((m) => m.service.list(pageOf(opts), { q: opts.search }));
       output(opts.json, page, () =>
         page.total === 0
-          ? 'No domains yet. Add one with: mailsvc add domain example.org'
+          ? opts.search ? `No domain name contains "${opts.search}". Try a shorter part, or mailsvc domains list without --search` : 'No domains yet. Add one with: mailsvc add domain example.org'
           : table(
               ['name', 'id', 'active', 'accounts', 'aliases', 'created'],
               page.items.map((d) => [d.name, String(d.id), d.active ? 'yes' : 'no', String(d.accounts ?? 0), String(d.aliases ?? 0), day(d.created_at)]),
@@ -65,7 +66,7 @@ export function domainCommands(program: Command, run: Run<{ service: DomainServi
 
   domains
     .command('delete')
-    .description('delete a domain that holds no account and no alias')
+    .description('delete a domain that holds no account and no alias; Rspamd stops signing for it and its DKIM keys are retired (through the root helper)')
     .argument('<domain>', 'its name or id')
     .option('--json', 'print the result as JSON')
     .action(async (idOrName: string, opts: { json?: boolean }) => {

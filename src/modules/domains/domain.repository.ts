@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { DomainTable } from '../../db/schema.js';
 import type { Page } from '../../shared/paging.js';
@@ -20,9 +21,13 @@ export class DomainRepository {
     return this.db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  async list(page: Page): Promise<{ rows: (DomainRow & { accounts: number; aliases: number })[]; total: number }> {
+  /** A page of the domains by name; with `contains`, only the names holding that text (a literal: % and _ match themselves). */
+  async list(page: Page, contains?: string): Promise<{ rows: (DomainRow & { accounts: number; aliases: number })[]; total: number }> {
+    // ESCAPE '!' the same way on SQLite (no default escape), PostgreSQL and MariaDB.
+    const pattern = contains ? `%${contains.replace(/[!%_]/g, (c) => `!${c}`)}%` : undefined;
     const rows = await this.db
       .selectFrom('domains as d')
+      .$if(pattern !== undefined, (q) => q.where(sql<boolean>`d.name like ${pattern} escape '!'`))
       .selectAll('d')
       .select((eb) => [
         eb.selectFrom('accounts as a').whereRef('a.domain_id', '=', 'd.id').select((e) => e.fn.countAll<number>().as('n')).as('accounts'),
@@ -32,7 +37,11 @@ export class DomainRepository {
       .limit(page.limit)
       .offset(page.offset)
       .execute();
-    const total = await this.db.selectFrom('domains').select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const total = await this.db
+      .selectFrom('domains as d')
+      .$if(pattern !== undefined, (q) => q.where(sql<boolean>`d.name like ${pattern} escape '!'`))
+      .select((e) => e.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     return { rows: rows.map((r) => ({ ...r, accounts: Number(r.accounts ?? 0), aliases: Number(r.aliases ?? 0) })), total: Number(total.n) };
   }
 
@@ -44,14 +53,23 @@ export class DomainRepository {
     await this.db.updateTable('domains').set({ active: active ? 1 : 0, updated_at: now }).where('id', '=', id).execute();
   }
 
-  /** Deletes the domain only when it holds no account and no alias, in one transaction. */
-  async deleteIfEmpty(id: number): Promise<'deleted' | 'not_empty' | 'missing'> {
+  async isEmpty(id: number): Promise<boolean> {
+    const accounts = await this.db.selectFrom('accounts').select('id').where('domain_id', '=', id).limit(1).execute();
+    const aliases = await this.db.selectFrom('aliases').select('id').where('domain_id', '=', id).limit(1).execute();
+    return accounts.length === 0 && aliases.length === 0;
+  }
+
+  /** Deletes the domain only when it holds no account and no alias, with `also` (what other modules drop with it) in one transaction. */
+  async deleteIfEmpty(id: number, also?: (tx: Db) => Promise<void>): Promise<'deleted' | 'not_empty' | 'missing'> {
     return this.db.transaction().execute(async (tx) => {
       const accounts = await tx.selectFrom('accounts').select('id').where('domain_id', '=', id).limit(1).execute();
       const aliases = await tx.selectFrom('aliases').select('id').where('domain_id', '=', id).limit(1).execute();
       if (accounts.length > 0 || aliases.length > 0) return 'not_empty';
-      const r = await tx.deleteFrom('domains').where('id', '=', id).executeTakeFirst();
-      return Number(r.numDeletedRows) === 1 ? 'deleted' : 'missing';
+      const name = (await tx.selectFrom('domains').select('name').where('id', '=', id).executeTakeFirst())?.name;
+      if (name === undefined) return 'missing';
+      await also?.(tx);
+      await tx.deleteFrom('domains').where('id', '=', id).execute();
+      return 'deleted';
     });
   }
 }

@@ -3,6 +3,7 @@ import type { Clock } from '../../shared/clock.js';
 import { normalizeDomain } from '../../shared/mail-names.js';
 import { isUniqueViolation } from '../../shared/db-errors.js';
 import type { Page, Paged } from '../../shared/paging.js';
+import type { Db } from '../../db/database.js';
 import type { DomainRepository, DomainRow } from './domain.repository.js';
 
 export type { DomainView } from './schema.js';
@@ -13,7 +14,15 @@ import type { DomainView } from './schema.js';
  * `POST /domains {generate_dkim}`): given by the composition root from the dns
  * module, which owns the keys (the domains module never reads them).
  */
-export type DomainKeyMaker = { generate(domain: string): Promise<{ keys: { selector: string; record_name: string; record_value: string }[] }> };
+export type DomainKeyMaker = {
+  generate(domain: string): Promise<{ keys: { selector: string; record_name: string; record_value: string }[] }>;
+  /** Before a domain is deleted: Rspamd stops signing for it and its key files go (root helper); nothing stored changes. */
+  stopSigning(domain: string): Promise<void>;
+  /** Inside the delete's transaction: its keys retired, its rotation and DNS provider settings dropped. */
+  forget(tx: Db, domain: string): Promise<void>;
+  /** The delete failed after stopSigning: Rspamd signs again with the keys as stored. */
+  restoreSigning(): Promise<void>;
+};
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 export const presentDomain = (r: DomainRow & { accounts?: number; aliases?: number }): DomainView => ({
@@ -59,8 +68,14 @@ export class DomainService {
     return this.repo.activeNames();
   }
 
-  async list(page: Page): Promise<Paged<DomainView>> {
-    const { rows, total } = await this.repo.list(page);
+  /** A page of the domains; `q`: only names containing it (case-insensitive, as names are stored in lowercase). */
+  async list(page: Page, filter: { q?: string | undefined } = {}): Promise<Paged<DomainView>> {
+    const q = filter.q?.trim().toLowerCase();
+    if (q !== undefined && !/^[a-z0-9.-]{0,253}$/.test(q)) {
+      const message = 'letters, digits, dots and hyphens only (an IDN in its xn-- form)';
+      throw new AppError('validation', `q: ${message}`, { errors: [{ path: 'querystring.q', message }] });
+    }
+    const { rows, total } = await this.repo.list(page, q || undefined);
     return { items: rows.map(presentDomain), total, ...page };
   }
 
@@ -91,12 +106,54 @@ export class DomainService {
     return this.get(row.id);
   }
 
+  /**
+   * Deletes an empty domain and retires its DKIM keys, in this order: Rspamd
+   * stops signing for it and its key files go (root helper); then, in one
+   * transaction, the domain row goes and its keys are marked retired, its
+   * rotation and DNS provider settings dropped. When the helper cannot do its
+   * part, nothing is deleted (503/502/409 saying what to do); when the
+   * transaction fails, Rspamd signs for it again as before.
+   */
   async delete(idOrName: string | number): Promise<void> {
     const row = await this.resolve(idOrName);
-    const result = await this.repo.deleteIfEmpty(row.id);
-    if (result === 'not_empty') {
-      throw new AppError('conflict', `Domain ${row.name} still has accounts or aliases: delete them first`);
+    if (!(await this.repo.isEmpty(row.id))) throw this.notEmpty(row.name);
+    const keys = this.keys;
+    if (keys) {
+      try {
+        await keys.stopSigning(row.name);
+      } catch (err) {
+        if (err instanceof AppError) {
+          const what = err.code === 'unavailable' ? 'start the root helper (systemctl enable --now mailsvc-helper.socket) and delete it again' : "fix what Rspamd's check says and delete it again";
+          throw new AppError(err.code, `Domain ${row.name} was not deleted: Rspamd still signs its mail (${err.detail}); ${what}`);
+        }
+        throw err;
+      }
     }
-    if (result === 'missing') throw new AppError('not_found', `Domain ${row.name} not found`);
+    // Signing as stored again; when even that fails, the error says so and what puts it right.
+    const restore = async (): Promise<string> => {
+      if (!keys) return '';
+      try {
+        await keys.restoreSigning();
+        return '';
+      } catch (err) {
+        return `; Rspamd no longer signs for ${row.name} and could not be put back (${err instanceof AppError ? err.detail : err instanceof Error ? err.message : String(err)}): run mailsvc dns sync-signing`;
+      }
+    };
+    let result: 'deleted' | 'not_empty' | 'missing';
+    try {
+      result = await this.repo.deleteIfEmpty(row.id, keys ? (tx) => keys.forget(tx, row.name) : undefined);
+    } catch (err) {
+      const note = await restore();
+      if (!note) throw err;
+      throw err instanceof AppError ? new AppError(err.code, `${err.detail}${note}`) : new Error(`${err instanceof Error ? err.message : String(err)}${note}`);
+    }
+    if (result === 'deleted') return;
+    const note = await restore();
+    if (result === 'not_empty') throw new AppError('conflict', `${this.notEmpty(row.name).detail}${note}`);
+    throw new AppError('not_found', `Domain ${row.name} not found${note}`);
+  }
+
+  private notEmpty(name: string): AppError {
+    return new AppError('conflict', `Domain ${name} still has accounts or aliases: delete them first`);
   }
 }

@@ -14,14 +14,18 @@ export function domainRoutes(app: FastifyInstance, domains: DomainService, hooks
   r.post('/domains', {
     onRequest: hooks.admin,
     config: { scope: 'accounts' },
-    schema: { tags, security, description: 'Adds a mail domain (lowercase ASCII, IDNs in punycode). A domain that already exists is 409. With generate_dkim its DKIM keys are made and Rspamd signs its mail at once; the answer holds the records to publish (a failure removes the domain again).', summary: 'Add a mail domain', body: DomainCreateBody, response: { 201: DomainSchema, ...errors(400, 401, 403, 409, 422) } },
+    schema: { tags, security, description: 'Adds a mail domain (lowercase ASCII, IDNs in punycode). A domain that already exists is 409. With generate_dkim its DKIM keys are made and Rspamd signs its mail at once; the answer holds the records to publish (a failure removes the domain again: 502 when the root helper fails, 503 when it cannot be reached).', summary: 'Add a mail domain', body: DomainCreateBody, response: { 201: DomainSchema, ...errors(400, 401, 403, 409, 422, 502, 503) } },
     handler: async (req, reply) => reply.status(201).send(req.body.generate_dkim ? await domains.createWithDkim(req.body.name) : await domains.create(req.body.name)),
   });
   r.get('/domains', {
     onRequest: hooks.admin,
     config: { scope: 'accounts' },
-    schema: { tags, security, description: 'Pages through the domains, by name, each with how many accounts and aliases it has.', summary: 'List domains with their account and alias counts', querystring: Type.Object(PageQuery), response: { 200: PagedOf(DomainSchema, 'DomainPage'), ...errors(400, 401, 403, 422) } },
-    handler: (req) => domains.list(pageOf(req.query)),
+    schema: {
+      tags, security, description: 'Pages through the domains, by name, each with how many accounts and aliases it has; `q` keeps the names that contain it (case-insensitive), `total` counts those.', summary: 'List domains with their account and alias counts, optionally those whose name contains a text',
+      querystring: Type.Object({ ...PageQuery, q: Type.Optional(Type.String({ maxLength: 253, description: 'part of a domain name: letters, digits, dots, hyphens' })) }),
+      response: { 200: PagedOf(DomainSchema, 'DomainPage'), ...errors(400, 401, 403, 422) },
+    },
+    handler: (req) => domains.list(pageOf(req.query), { q: req.query.q }),
   });
   r.get('/domains/:domain', {
     onRequest: hooks.admin,
@@ -38,7 +42,7 @@ export function domainRoutes(app: FastifyInstance, domains: DomainService, hooks
   r.delete('/domains/:domain', {
     onRequest: hooks.admin,
     config: { scope: 'accounts', reauth: true },
-    schema: { tags, security, description: 'Deletes a domain; one that still has accounts or aliases is 409.', summary: 'Delete a domain that has no accounts or aliases left', params: Param, response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409) } },
+    schema: { tags, security, description: "Deletes a domain; one that still has accounts or aliases is 409. Its DKIM keys are retired with it: the root helper re-applies Rspamd's signing configuration without the domain and removes its key files, then the domain is deleted, its keys marked retired (a selector is never reused) and its rotation and DNS provider settings dropped. When the helper cannot do its part nothing is deleted: 503 when it cannot be reached, 502 when it fails, 409 when Rspamd's check refuses the new configuration; the detail says what to do. Records already published in a DNS provider stay there.", summary: 'Delete a domain that has no accounts or aliases left', params: Param, response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409, 502, 503) } },
     handler: async (req, reply) => {
       await domains.delete(req.params.domain);
       return reply.status(204).send(null);

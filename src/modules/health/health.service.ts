@@ -23,6 +23,8 @@ export class HealthService {
     private readonly clock: Clock,
     private readonly probes?: ComponentProbe,
     private readonly backups: () => Promise<BackupSummary | null> = () => Promise.resolve(null),
+    /** Time limit of each part of details() (MAILSVC_PROBE_TIMEOUT_MS). */
+    private readonly timeoutMs = 3000,
   ) {
     this.startedAt = clock.now();
   }
@@ -36,23 +38,57 @@ export class HealthService {
     return this.redis === undefined || redisReady(this.redis) ? 'ok' : 'degraded';
   }
 
-  async details(): Promise<HealthDetails> {
-    // Each component's probe has its own time limit (MAILSVC_PROBE_TIMEOUT_MS): one hanging daemon cannot hang this answer.
-    const components = this.probes ? this.probes.components() : Promise.resolve([]);
-    const reachable = await pingDb(this.db);
-    const version = reachable ? await schemaVersion(this.db).catch(() => null) : null;
-    let redisOk: boolean | null = null;
-    if (this.redis) redisOk = await this.redis.ping().then((r) => r === 'PONG', () => false);
-    const last = await this.backups().catch(() => null);
-    const ok = reachable && version === LATEST_SCHEMA && redisOk !== false && last?.verify_ok !== false;
+  /**
+   * Every part is asked at once, each within the probe time limit (a hanging
+   * database, Redis or daemon cannot hang the answer). The status is
+   * `degraded` when the database does not answer, the schema is behind, Redis
+   * (when configured) does not answer, the last backup verify failed, or a
+   * component is `down`; `degraded_by` says which. A component `unknown`
+   * (could not tell) does not make it degraded. `withComponents: false` leaves
+   * the daemons' probes out (they start a dozen processes): the status then
+   * covers the database, the schema, Redis and the backups only.
+   */
+  async details(withComponents = true): Promise<HealthDetails> {
+    const ms = this.timeoutMs;
+    const components = this.probes && withComponents ? within(ms + 500, this.probes.components(), []) : Promise.resolve([]);
+    const database = within(ms, (async () => {
+      const reachable = await pingDb(this.db);
+      return { reachable, version: reachable ? await schemaVersion(this.db).catch(() => null) : null };
+    })(), { reachable: false, version: null });
+    // A Redis that does not answer in time is not reachable for this answer (its component says unknown: could not tell why).
+    const redis = this.redis ? within(ms, this.redis.ping().then((r) => r === 'PONG', () => false), false) : Promise.resolve(null);
+    const backups = within(ms, this.backups().catch(() => null), null);
+    const [comps, db, redisOk, last] = await Promise.all([components, database, redis, backups]);
+    const degradedBy = [
+      ...(db.reachable ? [] : ['database']),
+      ...(db.reachable && db.version !== LATEST_SCHEMA ? ['schema'] : []),
+      ...(redisOk === false ? ['redis'] : []),
+      ...(last?.verify_ok === false ? ['backup verify'] : []),
+      ...comps.filter((c) => c.status === 'down').map((c) => `component ${c.name}`),
+    ];
     return {
-      status: ok ? 'ok' : 'degraded',
+      status: degradedBy.length === 0 ? 'ok' : 'degraded',
+      degraded_by: degradedBy,
       version: SERVICE_VERSION,
       uptime_seconds: Math.floor((this.clock.now() - this.startedAt) / 1000),
-      database: { dialect: this.dialect, reachable, schema_version: version, schema_latest: LATEST_SCHEMA },
+      database: { dialect: this.dialect, reachable: db.reachable, schema_version: db.version, schema_latest: LATEST_SCHEMA },
       redis: { configured: this.redis !== undefined, reachable: redisOk },
-      components: Object.fromEntries((await components).map((c) => [c.name, { status: c.status, detail: c.detail }])),
+      components: Object.fromEntries(comps.map((c) => [c.name, { status: c.status, detail: c.detail }])),
       backups: { last_backup: last?.id ?? null, completed_at: last?.completed_at ?? null, verify_ok: last?.verify_ok ?? null, verified_at: last?.verified_at ?? null },
     };
+  }
+}
+
+/** `p`, or `fallback` when it has not settled within `ms`. */
+async function within<T>(ms: number, p: Promise<T>, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -23,11 +23,12 @@ export function healthRoutes(app: FastifyInstance, health: HealthService, hooks:
     onRequest: hooks.admin,
     schema: {
       tags: ['health'],
-      description: 'Whether the database and Redis answer, the schema version against the latest one, the service version and uptime.',
-      summary: 'Database, Redis, schema and service version, uptime',
+      description: 'Whether the database and Redis answer, the schema version against the latest one, each component by its own probe, the last backup verify, the service version and uptime. `status` is degraded when any of them is wrong (`degraded_by` says which; a component counts when down, not when unknown). Every part within MAILSVC_PROBE_TIMEOUT_MS. With `components=false` the daemons are not probed (`components` is empty, and `status` covers the database, schema, Redis and backups only): the answer then takes no process start, for a page that shows the status first.',
+      summary: 'Database, Redis, schema, components, last backup verify, service version, uptime',
       security: ADMIN_SECURITY,
-      response: { 200: Details, ...errors(401, 403, 429) },
+      querystring: Type.Object({ components: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'false: leave the daemon probes out (default true)' })) }, { additionalProperties: false }),
+      response: { 200: Details, ...errors(400, 401, 403, 422, 429) },
     },
-    handler: () => health.details(),
+    handler: (req) => health.details((req.query as { components?: 'true' | 'false' }).components !== 'false'),
   });
 }

@@ -3,7 +3,11 @@ import type { Static } from '@sinclair/typebox';
 
 export const HealthDetailsSchema = Type.Object(
   {
-    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], { description: 'degraded when anything in degraded_by' }),
+    degraded_by: Type.Array(Type.String(), {
+      description:
+        "why the status is degraded (empty when ok): 'database' (no answer), 'schema' (behind the latest), 'redis' (configured, no answer in time), 'backup verify' (the last one failed), 'component <name>' (a component down; unknown never counts)",
+    }),
     version: Type.String(),
     uptime_seconds: Type.Integer(),
     database: Type.Object({

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { withCalendars } from '../../shared/systemd-unit.js';
 
 /** The installer's switches (spec: Backups, Other switches), read from the environment and the settings file. */
 export type InstallSwitches = {
@@ -59,13 +60,9 @@ export const UNITS: readonly Spec[] = [
 export function renderUnits(templateDir: string, s: InstallSwitches): UnitFile[] {
   return UNITS.map((u) => {
     let text = readFileSync(join(templateDir, u.name), 'utf8').replaceAll('/opt/mailsvc', s.installRoot);
-    if (u.calendars) {
-      const lines = u.calendars(s).map((c) => `OnCalendar=${c}`).join('\n');
-      text = text.replace(/^OnCalendar=.*$/m, lines);
-    }
+    if (u.calendars) text = withCalendars(text, u.calendars(s));
     return { name: u.name, text, enable: u.enable(s), start: u.start === true && u.enable(s) };
   });
 }
 
-/** The OnCalendar= expressions of a rendered timer. */
-export const calendarsOf = (text: string): string[] => [...text.matchAll(/^OnCalendar=(.*)$/gm)].map((m) => m[1] ?? '');
+export { calendarsOf } from '../../shared/systemd-unit.js';

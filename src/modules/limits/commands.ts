@@ -5,6 +5,7 @@ import { limitSpec } from '../../shared/limit-keys.js';
 import { recordsChanges } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { LimitsService } from './limits.service.js';
+import { ignoredMessage } from './limits.service.js';
 import type { ApplyReport, LimitRow } from './schema.js';
 
 type Deps = { service: LimitsService; show(): Promise<LimitRow[]>; apply(): Promise<ApplyReport> };
@@ -24,15 +25,16 @@ export function limitCommands(program: Command, run: Run<Deps>): void {
     .description('every limit with its default, the value the daemon really runs with, and DRIFT where they differ')
     .option('--json', 'print them as a JSON array')
     .action(async (opts: { json?: boolean }) => {
-      const rows = await run((m) => m.show());
+      const { rows, ignored } = await run(async (m) => ({ rows: await m.show(), ignored: m.service.ignored() }));
       output(opts.json, rows, () => {
         const drifting = rows.filter((r) => r.drift).length;
         return [
           table(
             ['key', 'value', 'default', 'in force', 'unit', ''],
-            rows.map((r) => [r.key, String(r.value), String(r.default), r.in_force === null ? '-' : String(r.in_force), r.unit, r.drift ? 'DRIFT' : '']),
+            rows.map((r) => [r.key, String(r.value), String(r.default), r.in_force === null ? '-' : String(r.in_force), r.unit, r.drift ? 'DRIFT' : ignored.some((i) => i.key === r.key) ? 'IGNORED' : '']),
           ),
           drifting ? `\n${drifting} limit(s) differ from what is in force: run mailsvc limits apply` : '',
+          ...ignored.map((i) => `\nNote: ${ignoredMessage(i)}`),
         ].join('');
       });
     });

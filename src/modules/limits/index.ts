@@ -8,16 +8,19 @@ import type { LimitValues } from '../../shared/limit-keys.js';
 import type { RouteKit } from '../route-types.js';
 import { LimitRepository } from './limit.repository.js';
 import { LimitsService } from './limits.service.js';
-import type { LimitsChanged } from './limits.service.js';
+import type { LimitIgnored, LimitsChanged } from './limits.service.js';
 import type { ApplyReport } from './schema.js';
 
 export { limitCommands } from './commands.js';
-export type { LimitsService, LimitsChanged } from './limits.service.js';
+export type { LimitsService, LimitsChanged, IgnoredLimit } from './limits.service.js';
+export { ignoredMessage } from './limits.service.js';
 export type { LimitsPaths } from '../../adapters/limits-config/index.js';
 
 export type LimitsDeps = {
   /** Told after a change is stored (the composition root pushes send-rate defaults, signals other processes). */
   onChanged?: LimitsChanged;
+  /** Told once per process for each stored value this version refuses (the default is used instead). */
+  onIgnored?: LimitIgnored;
 };
 
 /** The limits the daemons' files hold: what `apply-limits` takes (the service reads the others itself). */
@@ -27,7 +30,7 @@ const daemonValues = (values: LimitValues): Record<string, number> =>
 /** The limits: stored values over their defaults, `limits show` with drift, and `limits apply`. */
 export function createLimitsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'helper'>, deps: LimitsDeps = {}) {
   const { settings } = infra;
-  const service = new LimitsService(new LimitRepository(infra.db), settings.limitDefaults, infra.clock, deps.onChanged);
+  const service = new LimitsService(new LimitRepository(infra.db), settings.limitDefaults, infra.clock, deps.onChanged, deps.onIgnored);
   const state = new DaemonState(limitsPaths(settings.helper));
   /**
    * The privileged helper renders, checks and reloads (`apply-limits`): the

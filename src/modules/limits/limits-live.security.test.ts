@@ -6,6 +6,7 @@ import type { TestApp } from '../../../test/helpers/app.js';
 import { call } from '../../../test/helpers/flows.js';
 import { isolatedRedisUrl, redisAvailable } from '../../../test/helpers/redis.js';
 import { loadSettings } from '../../config/settings.js';
+import { createDb } from '../../db/database.js';
 import { createInfra } from '../../infra/index.js';
 import { Modules } from '../../app/modules.js';
 
@@ -60,7 +61,7 @@ describe('a changed api-auth-fail-limit locks out at the new limit without a res
     db = await createTestDatabase('sqlite');
     t = await startTestApp(db.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_API_AUTH_FAIL_LIMIT: '7' });
     // A host command: its own settings, infrastructure and modules on the same database and data directory.
-    const cli = new Modules(createInfra(loadSettings({ MAILSVC_DATA_DIR: t.dataDir, MAILSVC_DATABASE_URL: db.url })));
+    const cli = new Modules(createInfra(loadSettings({ MAILSVC_DATA_DIR: t.dataDir, MAILSVC_DATABASE_URL: db.url }), { openDb: createDb }));
     try {
       await (await cli.limits()).service.update({ 'api-auth-fail-limit': '3' });
     } finally {

@@ -96,7 +96,7 @@ describe('the development switch', () => {
     const db = await createTestDatabase('sqlite');
     const t = await startTestApp(db.url, { MAILSVC_ENABLE_WEB_PANEL: 'yes', MAILSVC_PANEL_DEV_HTTP: 'yes' });
     try {
-      const secret = await enableTotp(t, Date.now());
+      const secret = await enableTotp(t);
       const s = await panelSignIn(t, secret, Date.now());
       expect(s.setCookie).toMatch(/^mailsvc_panel_dev=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict$/);
       expect((await req(t, 'GET', '/panel/session', { cookie: s.cookie })).status).toBe(200);

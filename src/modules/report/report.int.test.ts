@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { connect, createServer as createNetServer } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,7 +153,57 @@ describe.skipIf(unavailable !== null)('the performance report, topology and /hea
       expect(res.status).toBe(200);
       const components = (res.body as { components: Record<string, { status: string }> }).components;
       expect(components).toMatchObject({ database: { status: 'up' }, redis: { status: 'up' }, postfix: { status: 'up' }, rspamd: { status: 'unknown', detail: 'no answer within 800 ms' } });
+      // Unknown (the hanging controller, daemons without systemd) is not down: the status stays ok.
+      expect(res.body).toMatchObject({ status: 'ok', degraded_by: [] });
     });
+
+    it('/health/details is degraded by a component down (a stopped Postfix) and by a stalled Redis, within the time limit', async () => {
+      const stopped = await startQueuePostfix();
+      execFileSync('postfix', ['-c', stopped.configDir, 'stop']);
+      const sdb = await createTestDatabase('sqlite');
+      const down = await startTestApp(sdb.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_REDIS_URL: redisUrl, MAILSVC_HELPER: 'direct', MAILSVC_POSTFIX_CONFIG_DIR: stopped.configDir, MAILSVC_RSPAMD_CONTROLLER_URL: hangingUrl, MAILSVC_PROBE_TIMEOUT_MS: '800' });
+      try {
+        const res = await call(down, 'GET', '/health/details', down.basic());
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ status: 'degraded', degraded_by: ['component postfix'], components: { postfix: { status: 'down' }, rspamd: { status: 'unknown' } } });
+      } finally {
+        await down.close();
+        await sdb.drop();
+        await stopped.stop();
+      }
+      // Redis stalls: the app talks to the real Redis through a relay that, once switched, keeps the connection open and never answers.
+      let stall = false;
+      const sockets = new Set<Socket>();
+      const relay = createNetServer((client) => {
+        const upstream = connect(Number(new URL(redisUrl).port || 6379), new URL(redisUrl).hostname);
+        sockets.add(client).add(upstream);
+        client.on('data', (d) => void (stall ? undefined : upstream.write(d)));
+        upstream.on('data', (d) => void (stall ? undefined : client.write(d)));
+        const end = () => (client.destroy(), upstream.destroy());
+        client.on('error', end).on('close', end);
+        upstream.on('error', end).on('close', end);
+      });
+      await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+      const relayUrl = `redis://127.0.0.1:${(relay.address() as { port: number }).port}/${REDIS_DB}`;
+      const rdb = await createTestDatabase('sqlite');
+      const stalled = await startTestApp(rdb.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_REDIS_URL: relayUrl, MAILSVC_HELPER: 'direct', MAILSVC_POSTFIX_CONFIG_DIR: pf.configDir, MAILSVC_RSPAMD_CONTROLLER_URL: rspamdUrl, MAILSVC_PROBE_TIMEOUT_MS: '800' });
+      try {
+        const health = (await stalled.ctx.modules.health()).service;
+        expect(await health.details()).toMatchObject({ status: 'ok', degraded_by: [], redis: { reachable: true }, components: { redis: { status: 'up' } } });
+        stall = true;
+        const started = Date.now();
+        const d = await health.details();
+        expect(Date.now() - started).toBeLessThan(3000);
+        // Redis did not answer: not reachable for the status; its component could not tell why (unknown), so it counts once, as 'redis'.
+        expect(d).toMatchObject({ status: 'degraded', redis: { configured: true, reachable: false }, components: { redis: { status: 'unknown' }, postfix: { status: 'up' }, database: { status: 'up' } } });
+        expect(d.degraded_by).toEqual(['redis']);
+      } finally {
+        for (const sock of sockets) sock.destroy();
+        await stalled.close();
+        await new Promise((r) => relay.close(r));
+        await rdb.drop();
+      }
+    }, 60_000);
 
     it('topology show lists every API instance by its heartbeat, with the components, addresses and versions', async () => {
       const report = await t.ctx.modules.report();

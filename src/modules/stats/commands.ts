@@ -7,8 +7,11 @@ import { commandGroup } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { StatsService, RangeInput } from './stats.service.js';
 import type { Direction } from './collector.js';
+import type { ProgressView } from '../jobs/index.js';
 
 const DIRS = ['inbound', 'outbound', 'local'] as const;
+/** Runs reading less than this show no progress (the timer's runs read a few KiB). */
+const PROGRESS_MIN_BYTES = 64 << 20;
 const direction = (v: string): Direction => {
   if (!(DIRS as readonly string[]).includes(v)) throw new InvalidArgumentError(`Use one of ${DIRS.join(', ')}.`);
   return v as Direction;
@@ -31,7 +34,7 @@ type RangeOpts = RangeInput & { json?: boolean };
 const figures = (f: { messages: number; bytes: number }) => `${f.messages} / ${formatBytes(f.bytes)}`;
 
 /** `mailsvc stats collect|summary|mailboxes|timeline`. */
-export function statsCommands(program: Command, run: Run<{ service: StatsService }>): void {
+export function statsCommands(program: Command, run: Run<{ service: StatsService }>, view: () => ProgressView): void {
   const stats = commandGroup(program, 'stats', 'traffic statistics from the Postfix log');
 
   // Not audited: the timer runs it every few minutes, and it changes only figures derived from the log.
@@ -40,7 +43,18 @@ export function statsCommands(program: Command, run: Run<{ service: StatsService
     .description('read what the Postfix log (MAILSVC_MAIL_LOG) gained since the last run, store it, and drop rows past the retention')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const r = await run((m) => m.service.collect());
+      // A first run over a big log takes a while: progress on stderr (a bar on a terminal, tenths otherwise).
+      let display: ProgressView | null = null;
+      const mib = (n: number) => `${(n / 1024 ** 2).toFixed(0)} MiB`;
+      const r = await run((m) =>
+        m.service.collect((done, total) => {
+          if (total < PROGRESS_MIN_BYTES) return;
+          display ??= view();
+          display.update({ progress: Math.min(1, done / total), message: `read ${mib(done)} of ${mib(total)}` });
+        }),
+      );
+      const shown = display as ProgressView | null;
+      shown?.end({ id: 'collect', kind: 'stats-collect', state: 'succeeded', progress: 1, message: `read ${r.lines} line(s)`, result: null });
       output(opts.json, r, () =>
         r.files_read.length === 0
           ? 'No mail log found: check MAILSVC_MAIL_LOG.'

@@ -19,6 +19,8 @@ export type LogPosition = { head: string; headLength: number; offset: number };
 export type LogFile = { path: string; gz: boolean; stat: Stats };
 
 const HEAD_BYTES = 1024;
+/** Bytes read at a time: big reads, few calls (the memory a run holds is a few of these). */
+const CHUNK = 4 << 20;
 
 /** The log and its rotations, oldest first: `log.N.gz` … `log.2.gz`, `log.1`, `log`. */
 export function logFiles(path: string): LogFile[] {
@@ -50,16 +52,16 @@ export function logFiles(path: string): LogFile[] {
   return files;
 }
 
-function open(file: LogFile, start = 0): Readable {
-  if (!file.gz) return createReadStream(file.path, { start, highWaterMark: 1 << 20 });
-  return createReadStream(file.path, { highWaterMark: 1 << 20 }).pipe(createGunzip({ chunkSize: 1 << 20 }));
+function open(file: LogFile, start = 0, highWaterMark = CHUNK): Readable {
+  if (!file.gz) return createReadStream(file.path, { start, highWaterMark });
+  return createReadStream(file.path, { highWaterMark: 1 << 20 }).pipe(createGunzip({ chunkSize: CHUNK }));
 }
 
 /** The hash of the first `length` bytes (or of what there is, with the length read). */
 export async function headOf(file: LogFile, length = HEAD_BYTES): Promise<{ head: string; headLength: number }> {
   const parts: Buffer[] = [];
   let got = 0;
-  const stream = open(file);
+  const stream = open(file, 0, Math.max(length, 1));
   try {
     for await (const chunk of stream) {
       parts.push(chunk as Buffer);
@@ -82,12 +84,14 @@ export async function isFile(file: LogFile, pos: LogPosition): Promise<boolean> 
 }
 
 /**
- * Calls `onLine` for each complete line from byte `start`; returns the offset
- * after the last complete line. A last line without its newline is left for
- * the next run (Postfix may be writing it now). `afterChunk` runs after each
- * chunk (about 1 MiB) and reading waits for it.
+ * Calls `onChunk` with each run of complete lines from byte `start` (about
+ * 4 MiB at a time, the last newline included), as the bytes and their latin1
+ * decoding (one character per byte: a character index is a byte offset);
+ * returns the offset after the last complete line. A last line without its
+ * newline is left for the next run (Postfix may be writing it now).
+ * `afterChunk` runs after each chunk and reading waits for it.
  */
-export async function readLines(file: LogFile, start: number, onLine: (line: string) => void, afterChunk?: () => Promise<void>): Promise<number> {
+export async function readChunks(file: LogFile, start: number, onChunk: (text: string, bytes: Buffer) => void, afterChunk?: () => Promise<void>): Promise<number> {
   let offset = start;
   let carry: Buffer | null = null;
   // A .gz file is read from its beginning; the bytes before `start` are skipped.
@@ -108,15 +112,10 @@ export async function readLines(file: LogFile, start: number, onLine: (line: str
       carry = buf;
       continue;
     }
-    const text = buf.toString('utf8', 0, last);
-    let from = 0;
-    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
-      onLine(text.slice(from, nl));
-      from = nl + 1;
-    }
-    onLine(text.slice(from));
+    const lines = buf.subarray(0, last + 1);
+    onChunk(lines.toString('latin1'), lines);
     offset += last + 1;
-    carry = last + 1 < buf.length ? buf.subarray(last + 1) : null;
+    carry = last + 1 < buf.length ? Buffer.from(buf.subarray(last + 1)) : null;
     // Reading waits while the caller writes: memory stays flat however big the file.
     if (afterChunk) await afterChunk();
   }

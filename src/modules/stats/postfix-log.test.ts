@@ -41,4 +41,33 @@ describe('parseLine', () => {
     expect(dec?.kind === 'removed' && new Date(dec.at).getFullYear()).toBe(2026);
     expect(jan1?.kind === 'removed' && new Date(jan1.at).getFullYear()).toBe(2027);
   });
+
+  it('decodes a non-ASCII address as UTF-8 and lower-cases it; reads a day written with one space or padded', () => {
+    expect(parseLine('Nov 23 15:49:34 mail postfix/lmtp[1]: ABCDEF123: to=<Jürgen@Example.org>, relay=x, dsn=2.0.0, status=sent (250 ok)', REF))
+      .toMatchObject({ kind: 'delivered', recipient: 'jürgen@example.org' });
+    const at = new Date(2026, 10, 3, 15, 49, 34).getTime();
+    expect(parseLine('Nov  3 15:49:34 mail postfix/qmgr[1]: ABCDEF123: removed', REF)).toEqual({ kind: 'removed', qid: 'ABCDEF123', at });
+    expect(parseLine('Nov 3 15:49:34 mail postfix/qmgr[1]: ABCDEF123: removed', REF)).toEqual({ kind: 'removed', qid: 'ABCDEF123', at });
+    expect(parseLine('Nov 03 15:49:34 mail postfix/qmgr[1]: ABCDEF123: removed', REF)).toEqual({ kind: 'removed', qid: 'ABCDEF123', at });
+  });
+
+  it('refuses malformed lines: no pid, a non-Postfix service, a short queue id, a broken time or size', () => {
+    for (const line of [
+      'Nov 23 15:49:34 mail postfix/qmgr: ABCDEF123: removed',
+      'Nov 23 15:49:34 mail postfix/qmgr[]: ABCDEF123: removed',
+      'Nov 23 15:49:34 mail postfix/qmgr[12a]: ABCDEF123: removed',
+      'Nov 23 15:49:34 mail qmgr[1]: ABCDEF123: removed',
+      'Nov 23 15:49:34 mail postfix/cleanup[1]: ABCDEF123: message-id=<x@y>',
+      'Nov 23 15:49:34 mail postfix/qmgr[1]: ABC12: removed',
+      'Nov 23 15:49:34 mail postfix/qmgr[1]: ABCDEF123: removed now',
+      'Nov 23 25:49:34x mail postfix/qmgr[1]: ABCDEF123: removed',
+      'Nov 2x 15:49:34 mail postfix/qmgr[1]: ABCDEF123: removed',
+      '2026-11-23 15:49:34 mail postfix/qmgr[1]: ABCDEF123: removed',
+      'Nov 23 15:49:34 mail postfix/qmgr[1]: ABCDEF123: from=<a@b>, size=x12, nrcpt=1 (queue active)',
+      'Nov 23 15:49:34 mail postfix/qmgr[1]: ABCDEF123: from=<a@b, size=12, nrcpt=1',
+      'Nov 23 15:49:34 mail postfix/smtp[1]: ABCDEF123: to=<x@remote.test>, relay=none, status=sent',
+      'Nov 23 15:49:34 mail dovecot[1]: lmtp(bob@example.org): saved mail to INBOX',
+      '',
+    ]) expect(parseLine(line, REF), line).toBeNull();
+  });
 });

@@ -4,6 +4,8 @@ import { appendFileSync, mkdtempSync, renameSync, rmSync, utimesSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import Database from 'better-sqlite3';
+import { sql } from 'kysely';
 import { createDb, dialectOf } from '../../db/database.js';
 import type { Db } from '../../db/database.js';
 import { migrateToLatest } from '../../db/migrate.js';
@@ -14,6 +16,7 @@ import { skipNotice } from '../../../test/helpers/services.js';
 import { mailDaemonsUnavailable } from '../../../test/helpers/mail-daemons.js';
 import { ALICE, BOB, SECRET_SUBJECT, STRANGER, mailTraffic } from '../../../test/helpers/mail-traffic.js';
 import { StatsRepository } from './stats.repository.js';
+import type { WriterTuning } from './stats.repository.js';
 import { StatsService } from './stats.service.js';
 
 /**
@@ -98,7 +101,13 @@ for (const dialect of DIALECTS) {
     let dir: string;
     const clock = new FakeClock();
     let retention = 365;
-    const service = (log: string) => new StatsService(new StatsRepository(db, dialectOf(tdb.url)), clock, log, () => retention);
+    const service = (log: string, tuning?: WriterTuning) => new StatsService(new StatsRepository(db, dialectOf(tdb.url)), clock, log, () => retention, tuning);
+    // SQLite's paths for a big log with this small one: the writer thread, and a bulk load from the first batch.
+    const MODES: Array<[string, WriterTuning]> = [
+      ['the writer thread, bulk load', { threadMinBytes: 0, bulkMinRows: 1 }],
+      ['the writer thread, batches', { threadMinBytes: 0 }],
+      ['this thread, bulk load', { bulkMinRows: 1 }],
+    ];
     const stored = async (): Promise<Row[]> =>
       (await db.selectFrom('stats_messages').select(['mailbox', 'direction', 'size', 'at']).execute()).map((r) => ({ ...r, size: Number(r.size), at: Number(r.at) })).sort(order);
     const reset = async () => {
@@ -249,6 +258,46 @@ for (const dialect of DIALECTS) {
       // Nothing from the log's text beyond the mailbox: the row has exactly these columns.
       expect(Object.keys((await db.selectFrom('stats_messages').selectAll().executeTakeFirstOrThrow())).sort()).toEqual(['at', 'direction', 'mailbox', 'msg_key', 'size']);
     });
+
+    // The bulk load and the writer thread are SQLite's (PostgreSQL and MariaDB write in this thread, batch by batch).
+    if (dialect === 'sqlite') {
+      it.skipIf(!available).each(MODES)('SQLite, %s: the same rows, the indexes as before, collecting again adds nothing', async (_mode, tuning) => {
+        await reset();
+        const path = join(dir, 'mail.log');
+        writeFileSync(path, logAB);
+        const indexes = async () => (await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'stats_messages' order by name`.execute(db)).rows;
+        const before = await indexes();
+        expect(before.map((i) => i.name)).toContain('stats_messages_mailbox_at');
+        // The thresholds lowered: this small log takes a big log's path.
+        const first = await service(path, tuning).collect();
+        expect(first.rows_added).toBe(9);
+        expect(await stored()).toEqual(expectedRows(logAB));
+        expect(await indexes()).toEqual(before);
+        expect((await service(path, tuning).collect()).rows_added).toBe(0);
+        await db.deleteFrom('stats_collector').execute();
+        expect((await service(path, tuning).collect()).rows_added).toBe(0);
+        expect(await stored()).toEqual(expectedRows(logAB));
+      });
+
+      it.skipIf(!available).each(MODES)('SQLite, %s: when the rows cannot be written (the database locked), the run fails and nothing of it stays', async (_mode, tuning) => {
+        await reset();
+        const path = join(dir, 'mail.log');
+        writeFileSync(path, logAB);
+        // Another connection holds the write lock past the writer's 5 s busy timeout.
+        const other = new Database(tdb.url.replace(/^sqlite:\/\//, ''));
+        other.exec('begin immediate');
+        try {
+          await expect(service(path, tuning).collect()).rejects.toThrow(/database is locked/);
+        } finally {
+          other.exec('rollback');
+          other.close();
+        }
+        expect(await stored()).toEqual([]);
+        expect(await db.selectFrom('stats_collector').selectAll().execute()).toEqual([]);
+        // The next run reads everything.
+        expect((await service(path, tuning).collect()).rows_added).toBe(9);
+      }, 20_000);
+    }
 
     it.skipIf(!available)('deletes rows older than the retention when it collects', async () => {
       await reset();

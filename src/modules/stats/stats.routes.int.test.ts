@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp } from '../../../test/helpers/app.js';
@@ -124,4 +124,20 @@ describe('the stats CLI', () => {
     const bad = await runCli(['stats', 'summary', '--direction', 'up'], { env: env() });
     expect(bad.code).toBe(2);
   }, 60_000);
+
+  it('stats collect shows its progress on stderr for a big log (tenths off a terminal); the JSON on stdout stays whole', async () => {
+    // 64 MiB and more: the real log's lines over and over (the same messages: nothing is counted twice).
+    const real = readFileSync(join(REPO_ROOT, 'test/fixtures/stats/postfix-real.log'));
+    const big = join(dir, 'big.log');
+    const copies = Math.ceil((65 << 20) / real.length);
+    // A first line of its own: a file starting like mail.log would be taken for it (the same head) and read from its offset.
+    const first = Buffer.from('Nov 23 15:49:32 mail postfix/anvil[1]: statistics: max connection rate 1/60s\n');
+    writeFileSync(big, Buffer.concat([first, ...Array.from({ length: copies }, () => real)]));
+    const r = await runCli(['stats', 'collect', '--json'], { env: { ...env(), MAILSVC_MAIL_LOG: big }, timeoutMs: 120_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ files_read: [big], lines: 1 + copies * real.toString('utf8').split('\n').filter(Boolean).length });
+    const progress = r.stderr.split('\n').filter((l) => /^\[ *\d+%\] read \d+ MiB of 65 MiB$/.test(l));
+    expect(progress.length).toBeGreaterThanOrEqual(5);
+    expect(r.stderr).toMatch(/\[100%\] read \d+ line\(s\)\n$/);
+  }, 120_000);
 });

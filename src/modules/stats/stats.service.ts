@@ -2,16 +2,14 @@ import { badRequest } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Page, Paged } from '../../shared/paging.js';
 import { DIRECTIONS, MessageJoiner } from './collector.js';
-import type { Direction, StatsRow } from './collector.js';
-import { headOf, isFile, logFiles, readLines } from './log-files.js';
+import type { Direction } from './collector.js';
+import { headOf, isFile, logFiles, readChunks } from './log-files.js';
 import type { LogPosition } from './log-files.js';
-import { parseLine } from './postfix-log.js';
-import type { Figures, Range, StatsRepository } from './stats.repository.js';
+import { LineScanner } from './postfix-log.js';
+import type { Figures, Range, StatsRepository, WriterTuning } from './stats.repository.js';
 import type { CollectResult, MailboxStats, StatsSummary, StatsTimeline } from './schema.js';
 
 const DAY = 86_400_000;
-/** Rows are written in batches of this many while a big log is read, so memory stays flat. */
-const FLUSH_ROWS = 20_000;
 
 type SavedState = { position: LogPosition | null; pending: ConstructorParameters<typeof MessageJoiner>[0] };
 
@@ -34,6 +32,8 @@ export class StatsService {
     private readonly clock: Clock,
     private readonly mailLog: string,
     private readonly retentionDays: () => number,
+    /** Thresholds of the SQLite writer (see StatsRepository.writer); tests lower them. */
+    private readonly tuning: WriterTuning = {},
   ) {}
 
   /**
@@ -41,7 +41,7 @@ export class StatsService {
    * yet), stores the completed messages, saves where it stopped, and applies
    * retention. Running it twice stores nothing twice.
    */
-  async collect(): Promise<CollectResult> {
+  async collect(onProgress?: (done: number, total: number) => void): Promise<CollectResult> {
     const raw = await this.repo.loadState();
     const saved: SavedState = raw ? (JSON.parse(raw) as SavedState) : { position: null, pending: {} };
     const joiner = new MessageJoiner(saved.pending);
@@ -60,37 +60,48 @@ export class StatsService {
       }
       // Not found (rotated out of reach): everything there is gets read; stored rows are not counted twice.
     }
-    let rows: StatsRow[] = [];
-    let added = 0;
+    // The bytes this run will read (a .gz file counted at 5 times its size), for the writer's bulk-load decision.
+    const bytes = files.slice(start).reduce((n, f, k) => n + (f.gz ? f.stat.size * 5 : f.stat.size) - (k === 0 ? offset : 0), 0);
+    const writer = await this.repo.writer(bytes, this.tuning);
     let lines = 0;
+    let lastAt = 0;
+    let doneBytes = 0;
     const read: string[] = [];
     let position = saved.position;
-    for (let i = start; i < files.length; i++) {
-      const file = files[i];
-      if (!file) continue;
-      const from = i === start ? offset : 0;
-      // The reference for year-less timestamps: the file's last change, which its last line is close to.
-      const reference = file.stat.mtime;
-      const end = await readLines(file, from, (line) => {
-        lines++;
-        const e = parseLine(line, reference);
-        if (!e) return;
-        const done = joiner.add(e);
-        if (done.length === 0) return;
-        rows.push(...done);
-      }, async () => {
-        if (rows.length < FLUSH_ROWS) return;
-        const batch = rows;
-        rows = [];
-        added += await this.repo.insert(batch);
-      });
-      read.push(file.path);
-      position = { ...(await headOf(file)), offset: end };
+    try {
+      for (let i = start; i < files.length; i++) {
+        const file = files[i];
+        if (!file) continue;
+        const from = i === start ? offset : 0;
+        // The reference for year-less timestamps: the file's last change, which its last line is close to.
+        const scanner = new LineScanner(file.stat.mtime);
+        const end = await readChunks(file, from, (text, chunk) => {
+          doneBytes += chunk.length;
+          let a = 0;
+          for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', a)) {
+            lines++;
+            const e = scanner.line(text, a, nl, chunk);
+            a = nl + 1;
+            if (!e) continue;
+            if (e.kind !== 'client' && e.kind !== 'pickup') lastAt = e.at;
+            const done = joiner.add(e);
+            if (done.length > 0) writer.push(done);
+          }
+        }, async () => {
+          onProgress?.(Math.min(doneBytes, bytes), bytes);
+          joiner.trim(lastAt);
+          await writer.flush();
+        });
+        read.push(file.path);
+        position = { ...(await headOf(file)), offset: end };
+      }
+    } catch (err) {
+      await writer.abort();
+      throw err;
     }
-    added += await this.repo.insert(rows);
     const now = this.clock.now();
     const pending = joiner.save(now);
-    await this.repo.saveState(JSON.stringify({ position, pending } satisfies SavedState), now);
+    const added = await writer.finish(JSON.stringify({ position, pending } satisfies SavedState), now);
     const pruned = await this.prune();
     return { files_read: read, lines, rows_added: added, rows_pruned: pruned, open_messages: Object.keys(pending).length };
   }

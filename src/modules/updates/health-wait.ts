@@ -11,9 +11,12 @@ export type HealthProbe = {
   close(key: { id: string; key: string }): Promise<void>;
 };
 
-type Details = { status?: string; version?: string };
+type Details = { status?: string; version?: string; degraded_by?: unknown };
 
-/** Polls /health/details until it answers status ok with `version`, or the time is up. */
+/** A daemon down on the host (a component) says nothing about the new release: it does not fail the update's health check. */
+const healthy = (b: Details) => b.status === 'ok' || (Array.isArray(b.degraded_by) && b.degraded_by.length > 0 && b.degraded_by.every((r) => typeof r === 'string' && r.startsWith('component ')));
+
+/** Polls /health/details until it answers status ok (or degraded by components only) with `version`, or the time is up. */
 export async function waitForHealth(probe: HealthProbe, key: { key: string }, version: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer yet';
@@ -22,7 +25,7 @@ export async function waitForHealth(probe: HealthProbe, key: { key: string }, ve
     try {
       const res = await fetch(`${probe.baseUrl}/health/details`, { headers: { authorization: `Bearer ${key.key}` }, signal: AbortSignal.timeout(5000) });
       const body = (await res.json().catch(() => ({}))) as Details;
-      if (res.status === 200 && body.status === 'ok' && body.version === version) return;
+      if (res.status === 200 && healthy(body) && body.version === version) return;
       last = `HTTP ${res.status}, status ${body.status ?? '?'}, version ${body.version ?? '?'}`;
     } catch (err) {
       last = (err as { cause?: { code?: string } }).cause?.code ?? (err instanceof Error ? err.message : String(err));

@@ -91,7 +91,10 @@ describe('update apply end to end (SQLite, real releases, real service)', () => 
   const pm = (...args: string[]): void => void execFileSync(join(tmp, 'pm.sh'), args, { stdio: 'inherit' });
   const health = async (): Promise<{ status: string; version: string }> => {
     const res = await fetch(`http://127.0.0.1:${port}/health/details`, { headers: { authorization: `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}` } });
-    return (await res.json()) as { status: string; version: string };
+    const body = (await res.json()) as { status: string; version: string; degraded_by?: string[] };
+    // A daemon of the test host down (a component) says nothing about the release, as for the updater's own wait.
+    const own = body.degraded_by?.filter((r) => !r.startsWith('component '));
+    return own === undefined ? body : { ...body, status: own.length === 0 ? 'ok' : 'degraded' };
   };
   const waitHealthy = async (version: string): Promise<void> => {
     for (let i = 0; i < 200; i++) {
