@@ -39,8 +39,8 @@ function measure(argv, env) {
     let err = '';
     let out = '';
     child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-    // The head is kept: collect's JSON and pflogsumm's grand totals come first.
-    child.stdout.setEncoding('utf8').on('data', (d) => (out = out.length < 20_000 ? out + d : out));
+    // The head is kept: collect's JSON, pflogsumm's grand totals and per-day table come first.
+    child.stdout.setEncoding('utf8').on('data', (d) => (out = out.length < 200_000 ? out + d : out));
     child.on('error', reject);
     child.on('close', (code) => {
       const kib = Number(err.trim().split('\n').at(-1));
@@ -113,11 +113,15 @@ async function collectVsPflogsumm(bytes) {
     const pflogsumm = await measure(['pflogsumm', path], env);
     log(`  load average before collect: ${loadCollect}; before pflogsumm: ${loadPflogsumm}; after: ${load()}`);
     const rows = JSON.parse(collect.out).rows_added;
-    // pflogsumm shortens big counts: 1290k.
+    // pflogsumm shortens big grand totals in units of 1024 ("1259k" for 1,290,000): its per-day table (printed when
+    // the log spans days) has the exact counts.
+    const table = /Per-Day Traffic Summary\n-+\n.*\n\s*-+\n([\s\S]*?)\n\n/.exec(pflogsumm.out)?.[1];
     const shown = /^\s*(\d+)([km]?)\s+received$/m.exec(pflogsumm.out);
-    const received = shown ? Number(shown[1]) * (shown[2] === 'k' ? 1000 : shown[2] === 'm' ? 1e6 : 1) : NaN;
-    log(`  collect stored ${rows} rows; pflogsumm counted ${received} messages received`);
-    return { bytes: statSync(path).size, collect, pflogsumm, loadCollect, loadPflogsumm };
+    const received = table !== undefined
+      ? table.split('\n').reduce((n, l) => n + Number(/^\s*\w{3}\s+\d+ \d{4}\s+(\d+)/.exec(l)?.[1] ?? NaN), 0)
+      : shown ? Number(shown[1]) * (shown[2] === 'k' ? 1024 : shown[2] === 'm' ? 1024 ** 2 : 1) : NaN;
+    log(`  collect stored ${rows} rows; pflogsumm counted ${received} messages received${table !== undefined ? ' (its per-day table)' : ''}: ${rows === received ? 'equal' : 'DIFFERENT'}`);
+    return { bytes: statSync(path).size, collect, pflogsumm, loadCollect, loadPflogsumm, rows, received };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -175,6 +179,7 @@ try {
   for (const r of [small, big]) {
     console.log(`| ${mib(r.bytes)} | ${(r.collect.ms / 1000).toFixed(1)} | ${(r.collect.kib / 1024).toFixed(0)} MiB | ${(r.pflogsumm.ms / 1000).toFixed(1)} | ${(r.pflogsumm.kib / 1024).toFixed(0)} MiB | ${(r.pflogsumm.ms / r.collect.ms).toFixed(2)} | ${r.loadCollect}; ${r.loadPflogsumm} |`);
   }
+  for (const r of [small, big]) console.log(`cross-check at ${mib(r.bytes)}: collect stored ${r.rows} rows, pflogsumm counted ${r.received} messages received: ${r.rows === r.received ? 'equal' : 'DIFFERENT'}`);
   console.log(`\nspeed: ${ratio.toFixed(2)}x pflogsumm (target >= 5): ${ratio >= 5 ? 'OK' : 'MISS'}`);
   console.log(`memory: collect peak RSS at ${mib(big.bytes)} is ${rss.toFixed(2)}x its peak at ${mib(small.bytes)} (target <= 1.2, flat): ${rss <= 1.2 ? 'OK' : 'MISS'}`);
   log('stats bench: stats summary latency');

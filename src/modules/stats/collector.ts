@@ -1,5 +1,4 @@
-import { hash } from 'node:crypto';
-import type { LogEvent } from './postfix-log.js';
+import type { EventSink, LogEvent } from './postfix-log.js';
 
 export type Direction = 'inbound' | 'outbound' | 'local';
 export const DIRECTIONS: readonly Direction[] = ['inbound', 'outbound', 'local'];
@@ -51,44 +50,89 @@ const PENDING_MAX = 100_000;
  * submission), else `inbound`; a message of ours with a copy delivered
  * elsewhere adds one `outbound` row for its sender.
  */
-export class MessageJoiner {
+export class MessageJoiner implements EventSink {
   private readonly pending: Map<string, Pending>;
+  /** The time of the last event that had one: the time of the lines being read. */
+  lastAt = 0;
 
-  constructor(saved: Record<string, Pending> = {}) {
+  /** `out` gets the rows of each message completed (see scan-time use in StatsService.collect). */
+  constructor(saved: Record<string, Pending> = {}, private out: (rows: readonly StatsRow[]) => void = () => undefined) {
     this.pending = new Map(Object.entries(saved));
   }
 
   /** Feeds one event; returns the rows of a message it completes. */
   add(e: LogEvent): readonly StatsRow[] {
-    let p = this.pending.get(e.qid);
+    let got: readonly StatsRow[] = NONE;
+    const out = this.out;
+    this.out = (rows) => {
+      got = rows;
+    };
+    try {
+      switch (e.kind) {
+        case 'client':
+          this.client(e.qid, e.authenticated);
+          break;
+        case 'pickup':
+          this.pickup(e.qid);
+          break;
+        case 'from':
+          this.from(e.qid, e.at, e.sender, e.size);
+          break;
+        case 'delivered':
+          this.delivered(e.qid, e.at, e.recipient, e.local);
+          break;
+        case 'removed':
+          this.removed(e.qid, e.at);
+          break;
+      }
+    } finally {
+      this.out = out;
+    }
+    return got;
+  }
+
+  private open(qid: string, seen: number): Pending {
+    let p = this.pending.get(qid);
     if (!p) {
-      if (e.kind === 'removed') return NONE;
-      p = { local: [], remote: false, seen: 'at' in e ? e.at : Date.now() };
-      this.pending.set(e.qid, p);
+      p = { local: [], remote: false, seen };
+      this.pending.set(qid, p);
     }
-    switch (e.kind) {
-      case 'client':
-        p.ours = e.authenticated;
-        return NONE;
-      case 'pickup':
-        p.ours = true;
-        return NONE;
-      case 'from':
-        p.at = e.at;
-        // Only our own senders are kept (they get the outbound row): a remote address is never stored, not even in the state.
-        if (p.ours) p.sender = e.sender;
-        p.size = e.size;
-        p.seen = e.at;
-        return NONE;
-      case 'delivered':
-        if (e.local) {
-          if (!p.local.includes(e.recipient)) p.local.push(e.recipient);
-        } else p.remote = true;
-        return NONE;
-      case 'removed':
-        this.pending.delete(e.qid);
-        return rowsOf(e.qid, p);
-    }
+    return p;
+  }
+
+  client(qid: string, authenticated: boolean): void {
+    this.open(qid, Date.now()).ours = authenticated;
+  }
+
+  pickup(qid: string): void {
+    this.open(qid, Date.now()).ours = true;
+  }
+
+  from(qid: string, at: number, sender: string, size: number): void {
+    this.lastAt = at;
+    const p = this.open(qid, at);
+    p.at = at;
+    // Only our own senders are kept (they get the outbound row): a remote address is never stored, not even in the state.
+    if (p.ours) p.sender = sender;
+    p.size = size;
+    p.seen = at;
+  }
+
+  delivered(qid: string, at: number, recipient: string, local: boolean): void {
+    this.lastAt = at;
+    const p = this.open(qid, at);
+    if (local) {
+      if (!p.local.includes(recipient)) p.local.push(recipient);
+    } else p.remote = true;
+  }
+
+  removed(qid: string, at: number): void {
+    this.lastAt = at;
+    const p = this.pending.get(qid);
+    if (!p) return;
+    this.pending.delete(qid);
+    const rows = rowsOf(qid, p);
+    if (rows.length > 0) this.out(rows);
   }
 
   /** Open messages now. */
@@ -123,16 +167,50 @@ function stale(p: Pending, now: number): boolean {
   return now - p.seen >= (p.at === undefined ? UNQUEUED_MAX_AGE_MS : PENDING_MAX_AGE_MS);
 }
 
+/** Character codes of the hex digits. */
+const HEX = [48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102];
+const hex = (x: number, shift: number): number => HEX[(x >>> shift) & 15] ?? 48;
+
+/**
+ * A message's key: its arrival time (ms, 12 hex digits) and a 52-bit hash of
+ * its queue id (13 hex digits). Queue ids are reused; with the arrival time
+ * they name one message. The time leads so keys grow with time and the key
+ * index is appended to, not rewritten all over (random keys made a big log's
+ * first run write its database many times over); the queue id is hashed so
+ * nothing of the log is kept. A fast non-cryptographic hash (two 32-bit
+ * FNV-1a lanes) is enough: only two messages that arrived in the same
+ * millisecond could collide, with odds of about 2^-52. The digits are written
+ * from the lanes' bits (Number#toString(16) is slow on numbers past 31 bits).
+ */
+export function messageKey(qid: string, at: number): string {
+  // The time's 48 bits as 16 high and 32 low (ToUint32 keeps the low 32 of an integer up to 2^53).
+  const hi = Math.floor(at / 0x100000000);
+  const lo = at >>> 0;
+  let h1 = 0x811c9dc5;
+  let h2 = 0x050c5d1f;
+  for (let i = 0; i < qid.length; i++) {
+    const c = qid.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x01000193) ^ (h2 >>> 15);
+  }
+  // All 32 bits of one lane and 20 of the other.
+  return String.fromCharCode(
+    hex(hi, 12), hex(hi, 8), hex(hi, 4), hex(hi, 0),
+    hex(lo, 28), hex(lo, 24), hex(lo, 20), hex(lo, 16), hex(lo, 12), hex(lo, 8), hex(lo, 4), hex(lo, 0),
+    hex(h1, 28), hex(h1, 24), hex(h1, 20), hex(h1, 16), hex(h1, 12), hex(h1, 8), hex(h1, 4), hex(h1, 0),
+    hex(h2, 16), hex(h2, 12), hex(h2, 8), hex(h2, 4), hex(h2, 0),
+  );
+}
+
 function rowsOf(qid: string, p: Pending): readonly StatsRow[] {
   // Without its `from=` line (read before the first run, or lost) a message has no size or time: not counted.
   if (p.at === undefined || p.size === undefined) return NONE;
   const at = p.at;
   const size = p.size;
-  // Queue ids are reused; with the arrival time they name one message. Hashed so nothing of the log is kept,
-  // behind the arrival time in hex: keys then grow with time, and the key index is appended to, not
-  // rewritten all over (random keys made a big log's first run write its database many times over).
-  const msg_key = at.toString(16).padStart(12, '0') + hash('sha256', `${qid}\n${at}`, 'hex').slice(0, 20);
-  const rows: StatsRow[] = p.local.map((mailbox) => ({ msg_key, mailbox, direction: p.ours ? 'local' : 'inbound', size, at }));
+  const msg_key = messageKey(qid, at);
+  const direction: Direction = p.ours ? 'local' : 'inbound';
+  const rows: StatsRow[] = [];
+  for (const mailbox of p.local) rows.push({ msg_key, mailbox, direction, size, at });
   if (p.ours && p.remote && p.sender && !p.local.includes(p.sender)) rows.push({ msg_key, mailbox: p.sender, direction: 'outbound', size, at });
   return rows;
 }

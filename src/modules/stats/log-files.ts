@@ -1,4 +1,5 @@
 import { createReadStream, readdirSync, statSync } from 'node:fs';
+import { open as fsOpen } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
@@ -19,8 +20,8 @@ export type LogPosition = { head: string; headLength: number; offset: number };
 export type LogFile = { path: string; gz: boolean; stat: Stats };
 
 const HEAD_BYTES = 1024;
-/** Bytes read at a time: big reads, few calls (the memory a run holds is a few of these). */
-const CHUNK = 4 << 20;
+/** Bytes read at a time: big enough for few calls, small enough that the strings decoded from them stay cheap to collect (1 MiB: the same speed as 4 MiB, 25 MiB less peak memory). */
+const CHUNK = 1 << 20;
 
 /** The log and its rotations, oldest first: `log.N.gz` … `log.2.gz`, `log.1`, `log`. */
 export function logFiles(path: string): LogFile[] {
@@ -85,18 +86,20 @@ export async function isFile(file: LogFile, pos: LogPosition): Promise<boolean> 
 
 /**
  * Calls `onChunk` with each run of complete lines from byte `start` (about
- * 4 MiB at a time, the last newline included), as the bytes and their latin1
+ * 1 MiB at a time, the last newline included), as the bytes and their latin1
  * decoding (one character per byte: a character index is a byte offset);
  * returns the offset after the last complete line. A last line without its
  * newline is left for the next run (Postfix may be writing it now).
- * `afterChunk` runs after each chunk and reading waits for it.
+ * `afterChunk` runs after each chunk and reading waits for it. The bytes are
+ * valid only during the call (a plain file is read into one buffer, reused).
  */
 export async function readChunks(file: LogFile, start: number, onChunk: (text: string, bytes: Buffer) => void, afterChunk?: () => Promise<void>): Promise<number> {
+  if (!file.gz) return readPlainChunks(file, start, onChunk, afterChunk);
   let offset = start;
   let carry: Buffer | null = null;
   // A .gz file is read from its beginning; the bytes before `start` are skipped.
-  let skip = file.gz ? start : 0;
-  for await (const raw of open(file, file.gz ? 0 : start)) {
+  let skip = start;
+  for await (const raw of open(file, 0)) {
     let chunk = raw as Buffer;
     if (skip > 0) {
       if (chunk.length <= skip) {
@@ -120,4 +123,46 @@ export async function readChunks(file: LogFile, start: number, onChunk: (text: s
     if (afterChunk) await afterChunk();
   }
   return offset;
+}
+
+/**
+ * readChunks for a plain file: one buffer, read into again and again (the
+ * part of a line left at its end moved to its start first), so a run holds
+ * the same few MiB however big the log. `bytes` given to `onChunk` is that
+ * buffer: valid only during the call.
+ */
+async function readPlainChunks(file: LogFile, start: number, onChunk: (text: string, bytes: Buffer) => void, afterChunk?: () => Promise<void>): Promise<number> {
+  const fh = await fsOpen(file.path, 'r');
+  try {
+    let buf = Buffer.allocUnsafeSlow(CHUNK);
+    let offset = start;
+    let position = start;
+    let kept = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, kept, buf.length - kept, position);
+      if (bytesRead === 0) return offset;
+      position += bytesRead;
+      const filled = kept + bytesRead;
+      const last = buf.lastIndexOf(10, filled - 1);
+      if (last < 0) {
+        // One line longer than the buffer: a bigger buffer, the line kept.
+        kept = filled;
+        if (kept === buf.length) {
+          const bigger = Buffer.allocUnsafeSlow(buf.length * 2);
+          buf.copy(bigger, 0, 0, kept);
+          buf = bigger;
+        }
+        continue;
+      }
+      const lines = buf.subarray(0, last + 1);
+      onChunk(lines.toString('latin1'), lines);
+      offset += last + 1;
+      kept = filled - (last + 1);
+      if (kept > 0) buf.copy(buf, 0, last + 1, filled);
+      // Reading waits while the caller writes: memory stays flat however big the file.
+      if (afterChunk) await afterChunk();
+    }
+  } finally {
+    await fh.close();
+  }
 }

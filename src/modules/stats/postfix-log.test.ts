@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classicTime, parseLine } from './postfix-log.js';
+import { EventBuilder, LineScanner, classicTime, parseLine } from './postfix-log.js';
 
 // Real line shapes (the test Postfix's log; Debian's rsyslog for RFC 3339).
 const REF = new Date(2026, 10, 23, 16, 0, 0);
@@ -23,6 +23,33 @@ describe('parseLine', () => {
     expect(parseLine('Nov 23 15:49:33 mail postfix/submission/smtpd[21742]: connect from localhost[127.0.0.1]', REF)).toBeNull();
     expect(parseLine('Nov 23 15:49:33 mail dovecot: lmtp(bob@example.org): saved mail to INBOX', REF)).toBeNull();
     expect(parseLine('Foo 23 15:49:33 mail postfix/qmgr[1]: ABCDEF123: removed', REF)).toBeNull();
+  });
+
+  it('never reads past the line it scans: a deferral followed by a delivered line, a from= line without its size', () => {
+    // Lines scanned in place inside a chunk: the search for `, status=sent ` or `, size=` must stop at the line's end.
+    const chunk = [
+      'Nov 23 15:49:34 mail postfix/smtp[9]: 1385920C66F: to=<x@remote.test>, relay=none, delay=1, dsn=4.4.1, status=deferred (connect refused)',
+      'Nov 23 15:49:35 mail postfix/smtp[9]: 2385920C66F: to=<y@remote.test>, relay=mx.remote.test[192.0.2.1]:25, delay=1, dsn=2.0.0, status=sent (250 ok)',
+      'Nov 23 15:49:35 mail postfix/qmgr[21740]: 3385920C66F: from=<a@example.org>, nrcpt=1 (queue active)',
+      'Nov 23 15:49:36 mail postfix/qmgr[21740]: 4385920C66F: from=<b@example.org>, size=77, nrcpt=1 (queue active)',
+      'Nov 23 15:49:36 mail postfix/smtpd[21753]: 5385920C66F: client=localhost[127.0.0.1]',
+      'Nov 23 15:49:36 mail postfix/submission/smtpd[21742]: 6385920C66F: client=localhost[127.0.0.1], sasl_method=PLAIN, sasl_username=alice@example.org',
+      '',
+    ].join('\n');
+    const scanner = new LineScanner(REF);
+    const events = [];
+    for (let a = 0, nl = chunk.indexOf('\n'); nl >= 0; a = nl + 1, nl = chunk.indexOf('\n', a)) {
+      const sink = new EventBuilder();
+      events.push(scanner.scan(chunk, a, nl, undefined, sink) ? sink.event : null);
+    }
+    expect(events).toEqual([
+      null,
+      expect.objectContaining({ kind: 'delivered', qid: '2385920C66F', recipient: 'y@remote.test' }),
+      null,
+      expect.objectContaining({ kind: 'from', qid: '4385920C66F', size: 77 }),
+      { kind: 'client', qid: '5385920C66F', authenticated: false },
+      { kind: 'client', qid: '6385920C66F', authenticated: true },
+    ]);
   });
 
   it('reads RFC 3339 with an offset or Z, fractions included, to the same instant', () => {

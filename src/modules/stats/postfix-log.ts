@@ -107,85 +107,102 @@ export class LineScanner {
    * taken as it is in `s`.
    */
   line(s: string, start: number, end: number, bytes?: Buffer): LogEvent | null {
+    const sink = new EventBuilder();
+    return this.scan(s, start, end, bytes, sink) ? sink.event : null;
+  }
+
+  /**
+   * Like line(), but hands the event's fields to `sink` (no event object: a
+   * big log has millions of lines); true when the line was an event.
+   */
+  scan(s: string, start: number, end: number, bytes: Buffer | undefined, sink: EventSink): boolean {
     // The timestamp's end: classic stamps are `Mmm dd hh:mm:ss` (15 characters), RFC 3339 ones end at the first space.
     let p: number;
     const c0 = s.charCodeAt(start);
     if (isDigit(c0)) {
       p = s.indexOf(' ', start);
-      if (p < 0 || p >= end) return null;
+      if (p < 0 || p >= end) return false;
     } else {
       // `Nov 23 15:44:11`, `Nov  3 15:44:11`, or (some writers) `Nov 3 15:44:11`.
       p = start + 15;
       if (s.charCodeAt(p) !== SP) {
         p = start + 14;
-        if (s.charCodeAt(p) !== SP) return null;
+        if (s.charCodeAt(p) !== SP) return false;
       }
     }
     // `host tag[pid]: `: the tag ends at the second space after the timestamp.
     const hostEnd = s.indexOf(' ', p + 1);
-    if (hostEnd < 0 || hostEnd >= end) return null;
+    if (hostEnd < 0 || hostEnd >= end) return false;
     const tagEnd = s.indexOf(' ', hostEnd + 1);
-    if (tagEnd < 0 || tagEnd >= end) return null;
-    if (s.charCodeAt(tagEnd - 1) !== COLON || s.charCodeAt(tagEnd - 2) !== BRACKET_CLOSE) return null;
+    if (tagEnd < 0 || tagEnd >= end) return false;
+    if (s.charCodeAt(tagEnd - 1) !== COLON || s.charCodeAt(tagEnd - 2) !== BRACKET_CLOSE) return false;
     // `[pid]` backwards from `]`, then the last `/` of the tag before it: both searches stay inside the tag.
     let open = tagEnd - 3;
     while (open > hostEnd && isDigit(s.charCodeAt(open))) open--;
-    if (open === tagEnd - 3 || s.charCodeAt(open) !== BRACKET_OPEN) return null;
+    if (open === tagEnd - 3 || s.charCodeAt(open) !== BRACKET_OPEN) return false;
     let slash = open - 1;
     while (slash > hostEnd + 1 && s.charCodeAt(slash) !== SLASH) slash--;
-    if (slash <= hostEnd + 1) return null;
+    if (slash <= hostEnd + 1) return false;
     const service = serviceAt(s, slash + 1, open);
-    if (service === Service.None) return null;
+    if (service === Service.None) return false;
     // `QUEUEID: `: six or more letters and digits.
     const q = tagEnd + 1;
     let qe = q;
     while (qe < end && isAlnum(s.charCodeAt(qe))) qe++;
-    if (qe - q < 6 || s.charCodeAt(qe) !== COLON || s.charCodeAt(qe + 1) !== SP) return null;
+    if (qe - q < 6 || s.charCodeAt(qe) !== COLON || s.charCodeAt(qe + 1) !== SP) return false;
     const m = qe + 2;
     switch (service) {
       case Service.Qmgr: {
         if (end - m === 7 && s.startsWith('removed', m)) {
           const at = this.time(s, start, p);
-          return at === null ? null : { kind: 'removed', qid: s.slice(q, qe), at };
+          if (at < 0) return false;
+          sink.removed(s.slice(q, qe), at);
+          return true;
         }
-        if (!s.startsWith('from=<', m)) return null;
-        const msg = s.slice(m, end);
-        const gt = msg.indexOf('>', 6);
-        if (gt < 0) return null;
-        const sz = msg.indexOf(', size=', gt);
-        if (sz < 0) return null;
+        if (!s.startsWith('from=<', m)) return false;
+        // Searches stop at the line's end (indexOf may find a later line's `>`: checked against `end`).
+        const gt = s.indexOf('>', m + 6);
+        if (gt < 0 || gt >= end) return false;
+        const sz = s.indexOf(', size=', gt);
+        if (sz < 0 || sz >= end) return false;
         let size = 0;
         let i = sz + 7;
-        for (; i < msg.length && isDigit(msg.charCodeAt(i)); i++) size = size * 10 + msg.charCodeAt(i) - ZERO;
-        if (i === sz + 7 || msg.charCodeAt(i) !== COMMA) return null;
+        for (; i < end && isDigit(s.charCodeAt(i)); i++) size = size * 10 + s.charCodeAt(i) - ZERO;
+        if (i === sz + 7 || i >= end || s.charCodeAt(i) !== COMMA) return false;
         const at = this.time(s, start, p);
-        if (at === null) return null;
-        return { kind: 'from', qid: s.slice(q, qe), at, sender: address(s, m + 6, m + gt, bytes), size };
+        if (at < 0) return false;
+        sink.from(s.slice(q, qe), at, address(s, m + 6, gt, bytes), size);
+        return true;
       }
       case Service.Smtpd:
-        if (!s.startsWith('client=', m)) return null;
-        return { kind: 'client', qid: s.slice(q, qe), authenticated: s.slice(m, end).includes(', sasl_username=') };
+        if (!s.startsWith('client=', m)) return false;
+        sink.client(s.slice(q, qe), within(s, ', sasl_username=', m, end));
+        return true;
       case Service.Pickup:
-        return s.startsWith('uid=', m) ? { kind: 'pickup', qid: s.slice(q, qe) } : null;
+        if (!s.startsWith('uid=', m)) return false;
+        sink.pickup(s.slice(q, qe));
+        return true;
       default: {
-        if (!s.startsWith('to=<', m)) return null;
-        const msg = s.slice(m, end);
-        if (!msg.includes(', status=sent ')) return null;
-        const gt = msg.indexOf('>', 4);
-        if (gt < 0) return null;
+        if (!s.startsWith('to=<', m)) return false;
+        const gt = s.indexOf('>', m + 4);
+        if (gt < 0 || gt >= end) return false;
+        // Every delivery line has `, status=`; a line without one ends the search at the next line's (refused by `end`).
+        const st = s.indexOf(', status=', gt);
+        if (st < 0 || st + 14 > end || !s.startsWith('sent ', st + 9)) return false;
         const at = this.time(s, start, p);
-        if (at === null) return null;
-        return { kind: 'delivered', qid: s.slice(q, qe), at, recipient: address(s, m + 4, m + gt, bytes), local: service === Service.LocalAgent };
+        if (at < 0) return false;
+        sink.delivered(s.slice(q, qe), at, address(s, m + 4, gt, bytes), service === Service.LocalAgent);
+        return true;
       }
     }
   }
 
-  /** The timestamp s[start, end) in epoch ms, or null when it is neither shape. */
-  private time(s: string, start: number, end: number): number | null {
+  /** The timestamp s[start, end) in epoch ms, or -1 when it is neither shape. */
+  private time(s: string, start: number, end: number): number {
     const len = end - start;
     if (len === this.lastStamp.length && s.startsWith(this.lastStamp, start)) return this.lastAt;
     const at = isDigit(s.charCodeAt(start)) ? rfc3339(s, start, end) : classic(s, start, end, this.reference);
-    if (at === null) return null;
+    if (at === null) return -1;
     // RFC 3339 stamps carry fractions, so they rarely repeat; classic ones repeat within a second.
     if (len <= 15) {
       this.lastStamp = s.slice(start, end);
@@ -228,6 +245,41 @@ function address(s: string, from: number, to: number, bytes: Buffer | undefined)
     if (a.charCodeAt(i) > 127) return (bytes ? bytes.toString('utf8', from, to) : a).toLowerCase();
   }
   return a.toLowerCase();
+}
+
+/** Whether `needle` occurs in s[from, end) (a bounded search: never past the line). */
+function within(s: string, needle: string, from: number, end: number): boolean {
+  const i = s.indexOf(needle, from);
+  return i >= 0 && i + needle.length <= end;
+}
+
+/** What a scanned line hands over: one call per event, with its fields. */
+export interface EventSink {
+  client(qid: string, authenticated: boolean): void;
+  pickup(qid: string): void;
+  from(qid: string, at: number, sender: string, size: number): void;
+  delivered(qid: string, at: number, recipient: string, local: boolean): void;
+  removed(qid: string, at: number): void;
+}
+
+/** A sink that keeps the event as an object (parseLine, tests). */
+export class EventBuilder implements EventSink {
+  event: LogEvent | null = null;
+  client(qid: string, authenticated: boolean): void {
+    this.event = { kind: 'client', qid, authenticated };
+  }
+  pickup(qid: string): void {
+    this.event = { kind: 'pickup', qid };
+  }
+  from(qid: string, at: number, sender: string, size: number): void {
+    this.event = { kind: 'from', qid, at, sender, size };
+  }
+  delivered(qid: string, at: number, recipient: string, local: boolean): void {
+    this.event = { kind: 'delivered', qid, at, recipient, local };
+  }
+  removed(qid: string, at: number): void {
+    this.event = { kind: 'removed', qid, at };
+  }
 }
 
 /** One line (a string, as it would be decoded from UTF-8) into its event, or null. */

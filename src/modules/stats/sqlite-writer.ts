@@ -11,9 +11,9 @@ import type { CollectWriter, StatsRow } from './collector.js';
  * at once on two cores. It opens its own connection to the same database
  * file (WAL: other connections keep reading meanwhile) and does what the
  * in-process RowWriter does: batches in transactions, or, for a run that adds
- * many rows, a bulk load in one transaction (secondary indexes dropped and
- * built again from their own SQL), the collector's state saved with the last
- * rows, everything rolled back on a failure.
+ * many rows, a bulk load in one transaction (here with the indexes kept: see
+ * the `bulk` step), the collector's state saved with the last rows,
+ * everything rolled back on a failure.
  *
  * The thread's code is the string below (evaluated by the Worker, so the same
  * code runs from the bundle and from the sources); it only binds values the
@@ -30,7 +30,7 @@ db.pragma('synchronous = NORMAL');
 const many = db.prepare(workerData.insertMany);
 const one = db.prepare(workerData.insertOne);
 const per = workerData.rowsPerStatement * 5;
-let indexes = null;
+let bulk = false;
 let added = 0;
 // After a failed step nothing more is written: finish refuses, abort rolls back.
 let broken = null;
@@ -69,22 +69,20 @@ parentPort.on('message', (m) => {
     if (broken !== null && m.op !== 'abort') throw new Error(broken);
     if (m.op === 'rows') {
       const values = decode(Buffer.from(m.bytes, 0, m.length));
-      added += indexes ? insert(values) : batch(values);
+      added += bulk ? insert(values) : batch(values);
       parentPort.postMessage({ id: m.id });
     } else if (m.op === 'bulk') {
+      // One transaction for the rest of the run. The indexes are kept up to date row by row: on this thread that
+      // work overlaps the reading of the log, where dropping them and building them again after the last row made
+      // the run wait for the build (measured: 1.67 s → 1.51 s on 257 MiB of log, 5.64 s → 5.15 s on 1 GiB).
       db.exec('begin immediate');
-      // Indexes that lead with the time are appended to (rows come in time order) and cheap to keep; the others are dropped.
-      const list = db.prepare("select name, sql from sqlite_master where type = 'index' and tbl_name = 'stats_messages' and sql is not null").all()
-        .filter((ix) => db.prepare('select name from pragma_index_info(?) where seqno = 0').get(ix.name)?.name !== 'at');
-      for (const ix of list) db.exec('drop index "' + ix.name.replaceAll('"', '""') + '"');
-      indexes = list.map((ix) => ix.sql);
+      bulk = true;
       parentPort.postMessage({ id: m.id });
     } else if (m.op === 'finish') {
-      if (indexes) {
-        for (const ddl of indexes) db.exec(ddl);
+      if (bulk) {
         saveState(m.json, m.now);
         db.exec('commit');
-        indexes = null;
+        bulk = false;
       } else saveState(m.json, m.now);
       db.close();
       parentPort.postMessage({ id: m.id, added });

@@ -14,8 +14,8 @@ const BATCH = 500;
 const SQLITE_ROWS = 100;
 /**
  * SQLite: once a run has added this many rows (and at least half as many as the
- * table held), the rest goes in as a bulk load: the secondary indexes are dropped
- * and built again at the end, inside one transaction.
+ * table held), the rest goes in as a bulk load inside one transaction (in this
+ * thread the secondary indexes are dropped and built again at the end).
  */
 const BULK_MIN_ROWS = 50_000;
 /** SQLite: a run reading at least this many bytes writes on a thread of its own (see StatsRepository.writer). */
@@ -120,7 +120,8 @@ export class RowWriter implements CollectWriter {
     const trx = await this.db.startTransaction().execute();
     try {
       // The indexes as the schema created them (their own SQL), not a copy of their definitions.
-      // Those that lead with the time are appended to (rows come in time order) and kept, as on the writer thread.
+      // Those that lead with the time are appended to (rows come in time order) and kept. (The writer thread keeps
+      // them all: there the upkeep overlaps the reading, see sqlite-writer.ts.)
       const r = await sql<{ name: string; sql: string }>`select m.name, m.sql from sqlite_master m where m.type = 'index' and m.tbl_name = 'stats_messages' and m.sql is not null
         and (select i.name from pragma_index_info(m.name) i where i.seqno = 0) <> 'at'`.execute(trx);
       for (const ix of r.rows) await sql`drop index ${sql.id(ix.name)}`.execute(trx);

@@ -44,7 +44,9 @@ export class StatsService {
   async collect(onProgress?: (done: number, total: number) => void): Promise<CollectResult> {
     const raw = await this.repo.loadState();
     const saved: SavedState = raw ? (JSON.parse(raw) as SavedState) : { position: null, pending: {} };
-    const joiner = new MessageJoiner(saved.pending);
+    // Set once the writer exists: the joiner hands each completed message's rows to it.
+    let writer: Awaited<ReturnType<StatsRepository['writer']>> | null = null;
+    const joiner = new MessageJoiner(saved.pending, (rows) => writer?.push(rows));
     const files = logFiles(this.mailLog);
     let start = 0;
     let offset = 0;
@@ -62,9 +64,9 @@ export class StatsService {
     }
     // The bytes this run will read (a .gz file counted at 5 times its size), for the writer's bulk-load decision.
     const bytes = files.slice(start).reduce((n, f, k) => n + (f.gz ? f.stat.size * 5 : f.stat.size) - (k === 0 ? offset : 0), 0);
-    const writer = await this.repo.writer(bytes, this.tuning);
+    const w = await this.repo.writer(bytes, this.tuning);
+    writer = w;
     let lines = 0;
-    let lastAt = 0;
     let doneBytes = 0;
     const read: string[] = [];
     let position = saved.position;
@@ -80,28 +82,24 @@ export class StatsService {
           let a = 0;
           for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', a)) {
             lines++;
-            const e = scanner.line(text, a, nl, chunk);
+            scanner.scan(text, a, nl, chunk, joiner);
             a = nl + 1;
-            if (!e) continue;
-            if (e.kind !== 'client' && e.kind !== 'pickup') lastAt = e.at;
-            const done = joiner.add(e);
-            if (done.length > 0) writer.push(done);
           }
         }, async () => {
           onProgress?.(Math.min(doneBytes, bytes), bytes);
-          joiner.trim(lastAt);
-          await writer.flush();
+          joiner.trim(joiner.lastAt);
+          await w.flush();
         });
         read.push(file.path);
         position = { ...(await headOf(file)), offset: end };
       }
     } catch (err) {
-      await writer.abort();
+      await w.abort();
       throw err;
     }
     const now = this.clock.now();
     const pending = joiner.save(now);
-    const added = await writer.finish(JSON.stringify({ position, pending } satisfies SavedState), now);
+    const added = await w.finish(JSON.stringify({ position, pending } satisfies SavedState), now);
     const pruned = await this.prune();
     return { files_read: read, lines, rows_added: added, rows_pruned: pruned, open_messages: Object.keys(pending).length };
   }
