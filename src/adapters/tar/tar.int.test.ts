@@ -1,0 +1,52 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createArchive, extractArchive, gzipProgram } from './index.js';
+import { skipNotice } from '../../../test/helpers/services.js';
+
+const has = (p: string): boolean => {
+  try {
+    execFileSync('sh', ['-c', `command -v ${p}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+const pigz = has('pigz');
+if (!pigz) skipNotice('pigz (Debian package)', 'not installed: the parallel gzip path is not tested');
+
+describe('gzip archives: pigz when installed, gzip otherwise, each reading the other', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mailsvc-tar-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('picks pigz only from a PATH that holds an executable pigz', () => {
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    expect(gzipProgram(`/nonexistent:${bin}`)).toBe('gzip');
+    writeFileSync(join(bin, 'pigz'), '#!/bin/sh\n');
+    expect(gzipProgram(`/nonexistent:${bin}`)).toBe('gzip');
+    chmodSync(join(bin, 'pigz'), 0o755);
+    expect(gzipProgram(`/nonexistent:${bin}`)).toBe('pigz');
+  });
+
+  it.skipIf(!pigz)('an archive written by the backup (pigz) reads back with gzip, and one written by gzip with the restore', async () => {
+    const src = join(dir, 'src');
+    mkdirSync(join(src, 'cur'), { recursive: true });
+    for (let i = 0; i < 50; i++) writeFileSync(join(src, 'cur', `m${i}`), `Subject: ${i}\r\n\r\n${'x'.repeat(i * 97)}\r\n`);
+    expect(gzipProgram()).toBe('pigz');
+    const ours = join(dir, 'ours.tar.gz');
+    await createArchive({ dir: src, file: ours, snapshot: join(dir, 'ours.snar'), compression: 'gzip' });
+    // gzip itself lists what pigz wrote (and checks its CRC while reading).
+    const listed = execFileSync('sh', ['-c', `gzip -dc '${ours}' | tar -tf -`], { encoding: 'utf8' });
+    expect(listed.split('\n').filter((l) => l.startsWith('./cur/m')).length).toBe(50);
+    // An archive from plain gzip restores through extractArchive (pigz -d).
+    const theirs = join(dir, 'theirs.tar.gz');
+    execFileSync('sh', ['-c', `tar -cf - -C '${src}' . | gzip -1 > '${theirs}'`]);
+    const out = join(dir, 'out');
+    mkdirSync(out);
+    await extractArchive({ file: theirs, dir: out, compression: 'gzip' });
+    for (const i of [0, 7, 49]) expect(readFileSync(join(out, 'cur', `m${i}`), 'utf8')).toBe(readFileSync(join(src, 'cur', `m${i}`), 'utf8'));
+  });
+});
