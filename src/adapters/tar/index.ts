@@ -95,7 +95,7 @@ function counter(onBytes: (n: number) => void): Transform {
  * it was read) is accepted and reported; exit 2 or a failing compressor rejects.
  */
 export async function createArchive(opts: { dir: string; file: string; snapshot: string; compression: Compression; onProgress?: (p: TarProgress) => void; signal?: AbortSignal }): Promise<CreateResult> {
-  const tar = spawn('tar', ['--create', '--file=-', '--verbose', `--directory=${opts.dir}`, `--listed-incremental=${opts.snapshot}`, '--numeric-owner', '--warning=no-file-changed', '--warning=no-file-removed', '--warning=no-file-shrank', '.'], {
+  const tar = spawn('tar', ['--create', '--file=-', '--verbose', `--directory=${opts.dir}`, `--listed-incremental=${opts.snapshot}`, '--numeric-owner', '.'], {
     env: minimalEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
     signal: opts.signal,
@@ -113,7 +113,7 @@ export async function createArchive(opts: { dir: string; file: string; snapshot:
     for (const line of lines) {
       if (line.startsWith('tar: ')) {
         tarErr = (tarErr + line + '\n').slice(-4000);
-        if (/file changed as we read it|File removed before we read it|file shrank/.test(line)) changed.push(line.slice(5));
+        if (/file changed as we read it|file removed before we read it|file shrank/i.test(line)) changed.push(line.slice(5));
       } else if (line !== '' && !line.endsWith('/')) files++;
     }
   });

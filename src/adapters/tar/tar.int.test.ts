@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,5 +48,23 @@ describe('gzip archives: pigz when installed, gzip otherwise, each reading the o
     mkdirSync(out);
     await extractArchive({ file: theirs, dir: out, compression: 'gzip' });
     for (const i of [0, 7, 49]) expect(readFileSync(join(out, 'cur', `m${i}`), 'utf8')).toBe(readFileSync(join(src, 'cur', `m${i}`), 'utf8'));
+  });
+
+  it('a file written to while tar reads it is reported (a live mailbox), and the archive still completes', async () => {
+    const live = join(dir, 'live');
+    mkdirSync(join(live, 'cur'), { recursive: true });
+    const big = join(live, 'cur', 'growing');
+    writeFileSync(big, Buffer.alloc(64 << 20, 'a'));
+    writeFileSync(join(live, 'cur', 'still'), 'unchanged\n');
+    // Another process appends without pause for as long as tar runs.
+    const writer = spawn('sh', ['-c', `while :; do echo x >> '${big}'; done`], { stdio: 'ignore' });
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      const r = await createArchive({ dir: live, file: join(dir, 'live.tar.gz'), snapshot: join(dir, 'live.snar'), compression: 'gzip' });
+      expect(r.changedWhileRead).toEqual([expect.stringMatching(/growing: file changed as we read it/)]);
+      expect(r.files).toBe(2);
+    } finally {
+      writer.kill('SIGKILL');
+    }
   });
 });
