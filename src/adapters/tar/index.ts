@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { accessSync, constants, createReadStream, createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { minimalEnv } from '../exec.js';
 
@@ -84,6 +85,39 @@ function counter(onBytes: (n: number) => void): Transform {
       onBytes(chunk.length);
       cb(null, chunk);
     },
+  });
+}
+
+/**
+ * Copies `source` into tar's stdin until `source` ends. tar stops reading at
+ * the archive's end-of-archive blocks and may exit before the zero padding
+ * after them arrives (pigz's output came late enough for that in one run out
+ * of six): from then on the rest is read and dropped, so the archive is still
+ * read (and hashed) to its end, and tar's exit status says whether it was
+ * whole (a truncated archive makes tar fail).
+ */
+function feed(source: Readable, sink: Writable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let open = true;
+    const stop = (): void => {
+      if (!open) return;
+      open = false;
+      source.resume();
+    };
+    // Any error writing to tar (EPIPE) means tar is gone: its exit status is the verdict.
+    sink.on('error', stop);
+    sink.on('close', stop);
+    source.on('data', (chunk: Buffer) => {
+      if (open && !sink.write(chunk)) {
+        source.pause();
+        sink.once('drain', () => source.resume());
+      }
+    });
+    source.on('end', () => {
+      if (open) sink.end();
+      resolve();
+    });
+    source.on('error', reject);
   });
 }
 
@@ -179,15 +213,17 @@ export async function extractArchive(opts: { file: string; dir: string; compress
       cb(null, chunk);
     },
   });
+  if (!tar.stdin) throw new TarError('tar: no input stream');
+  const tarIn = tar.stdin;
   if (opts.compression === 'none') {
-    await pipeline(input, count, tar.stdin).catch((err: unknown) => abandon([tar], [tarDone], err));
+    await Promise.all([pipeline(input, count), feed(count, tarIn)]).catch((err: unknown) => abandon([tar], [tarDone], err));
   } else {
     const c = compressor(opts.compression);
     const dec = spawn(c.file, c.decompress, { env: minimalEnv(), stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal });
     let decErr = '';
     dec.stderr.setEncoding('utf8').on('data', (d: string) => (decErr = (decErr + d).slice(-1000)));
     const decDone = waitExit(dec, c.file, () => decErr);
-    await Promise.all([pipeline(input, count, dec.stdin), pipeline(dec.stdout, tar.stdin)]).catch((err: unknown) => abandon([tar, dec], [tarDone, decDone], err));
+    await Promise.all([pipeline(input, count, dec.stdin), feed(dec.stdout, tarIn)]).catch((err: unknown) => abandon([tar, dec], [tarDone, decDone], err));
     const code = await decDone;
     // tar must be gone before the caller removes what it was writing into.
     if (code !== 0) await abandon([tar], [tarDone], new TarError(`${c.file} exited ${code}: ${decErr.trim().slice(-300)}`));

@@ -67,4 +67,30 @@ describe('gzip archives: pigz when installed, gzip otherwise, each reading the o
       writer.kill('SIGKILL');
     }
   });
+
+  it.each(['gzip', 'none'] as const)('%s: tar exiting at the end-of-archive blocks, before the rest of the stream arrives, is a whole extraction; a truncated archive fails', async (compression) => {
+    const src = join(dir, `small-${compression}`);
+    mkdirSync(join(src, 'cur'), { recursive: true });
+    for (let i = 0; i < 14; i++) writeFileSync(join(src, 'cur', `m${i}`), `Subject: ${i}\r\n\r\n${'hello '.repeat(50 * i)}\r\n`);
+    // tar stops reading at the end-of-archive blocks; 4 MiB of zeros after them make sure it exits before the
+    // stream ends (with pigz the last record's padding alone came late in one extraction in eight: "Premature close").
+    const plain = join(dir, `small-${compression}.tar`);
+    execFileSync('sh', ['-c', `{ tar -cf - -C '${src}' . ; head -c 4194304 /dev/zero; } > '${plain}'`]);
+    const file = compression === 'gzip' ? `${plain}.gz` : plain;
+    if (compression === 'gzip') execFileSync('sh', ['-c', `gzip -1 -k '${plain}'`]);
+    const sha256 = execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0];
+    for (let i = 0; i < 3; i++) {
+      const out = join(dir, `small-${compression}-out-${i}`);
+      mkdirSync(out);
+      // The whole file is still read: its sha256 is the one the manifest holds.
+      expect((await extractArchive({ file, dir: out, compression })).sha256).toBe(sha256);
+      expect(readFileSync(join(out, 'cur', 'm13'), 'utf8')).toBe(readFileSync(join(src, 'cur', 'm13'), 'utf8'));
+    }
+    const bytes = readFileSync(file);
+    // Cut inside the files (before the end-of-archive blocks).
+    writeFileSync(file, bytes.subarray(0, compression === 'gzip' ? 2000 : 6000));
+    const out = join(dir, `small-${compression}-truncated`);
+    mkdirSync(out);
+    await expect(extractArchive({ file, dir: out, compression })).rejects.toThrow(compression === 'gzip' ? /exited 1/ : /tar exited 2/);
+  });
 });
