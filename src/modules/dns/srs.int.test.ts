@@ -22,6 +22,8 @@ if (why) skipNotice('postsrsd', why);
 describe.skipIf(why !== null)('sync SRS domains with postsrsd, through the helper', () => {
   let dir: string;
   let port: number;
+  /** The reverse-map port: a free one of its own (port + 1 could be another test's). */
+  let rport: number;
   let m: DnsTestModules;
   const defaults = () => join(dir, 'postsrsd');
   const restarts = () => (existsSync(join(dir, 'manager.log')) ? readFileSync(join(dir, 'manager.log'), 'utf8').trim().split('\n').filter((l) => l.startsWith('restart')).length : 0);
@@ -32,7 +34,8 @@ describe.skipIf(why !== null)('sync SRS domains with postsrsd, through the helpe
       if (await tcpTableGet('127.0.0.1', port, 'x@y.example', 500).then(() => true, () => false)) return;
       await new Promise((r) => setTimeout(r, 50));
     }
-    throw new Error('postsrsd did not start');
+    const log = existsSync(join(dir, 'postsrsd.log')) ? readFileSync(join(dir, 'postsrsd.log'), 'utf8').slice(-2000) : '';
+    throw new Error(`postsrsd did not start on 127.0.0.1:${port}/${rport}: ${log}`);
   };
   const stop = () => {
     const pid = existsSync(join(dir, 'pid')) ? Number(readFileSync(join(dir, 'pid'), 'utf8')) : 0;
@@ -48,6 +51,7 @@ describe.skipIf(why !== null)('sync SRS domains with postsrsd, through the helpe
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mailsvc-srs-'));
     port = await freePort();
+    rport = await freePort();
     writeFileSync(join(dir, 'secret'), 'a-test-secret-that-is-long-enough\n', { mode: 0o600 });
     writeFileSync(defaults(), '# Debian defaults for postsrsd\nSRS_DOMAIN=srs.example.net\nSRS_EXCLUDE_DOMAINS=\n', { mode: 0o644 });
     // The service manager the helper runs as `<program> restart postsrsd.service` (MAILSVC_SERVICE_MANAGER):
@@ -59,7 +63,7 @@ describe.skipIf(why !== null)('sync SRS domains with postsrsd, through the helpe
         `[ "$2" = postsrsd.service ] || exit 2`,
         `echo "$*" >> '${dir}/manager.log'`,
         `if [ -f '${dir}/pid' ]; then p=$(cat '${dir}/pid'); kill "$p" 2>/dev/null; while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; fi`,
-        `setsid sh -c 'set -a; . "${defaults()}"; exec postsrsd -e -4 -l 127.0.0.1 -f ${port} -r ${port + 1} -s "${join(dir, 'secret')}" -d "$SRS_DOMAIN" -X"$SRS_EXCLUDE_DOMAINS"' </dev/null >/dev/null 2>&1 &`,
+        `setsid sh -c 'set -a; . "${defaults()}"; exec postsrsd -e -4 -l 127.0.0.1 -f ${port} -r ${rport} -s "${join(dir, 'secret')}" -d "$SRS_DOMAIN" -X"$SRS_EXCLUDE_DOMAINS"' </dev/null >>'${dir}/postsrsd.log' 2>&1 &`,
         `echo $! > '${dir}/pid'`,
         '',
       ].join('\n'),
