@@ -2,13 +2,12 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { exec } from '../adapters/exec.js';
-import { dkimKeyDir } from '../adapters/rspamd/dkim-files.js';
 import type { HelperResult } from '../adapters/helper-client.js';
 import { parseIpNet } from '../shared/ip-net.js';
 import { normalizeAddress } from '../shared/mail-names.js';
 import { QUEUE_ID_BATCH, parseQueueIdList } from '../shared/queue-id.js';
 import { limitValues } from './limits-param.js';
-import { LONG_ARG, dkimAlgorithm, dkimDomain, dkimPrivateKey, dkimSelector, signingSet, srsDomains } from './dkim-param.js';
+import { dkimActions } from './dkim-actions.js';
 
 export type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
 import type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
@@ -265,40 +264,7 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
       command: (_a, cfg) => restartPostsrsd(cfg),
     },
   ],
-  [
-    'dkim-key-install',
-    { writes: (cfg) => [dirname(cfg.rspamdLocalDir), dkimKeyDir(cfg.rspamdLocalDir)],
-      summary: "write one DKIM private key file for Rspamd (<key dir>/<domain>.<selector>.key, 0640 root:MAILSVC_RSPAMD_GROUP); the key (base64 PKCS#8 DER, RSA 2048-4096 bits or Ed25519) is parsed and written in Rspamd's form; a selector that signs now keeps its key",
-      params: [dkimDomain, dkimSelector, dkimAlgorithm, dkimPrivateKey],
-      run: async (args, cfg) => (await import('./dkim-action.js')).installKey(args, cfg),
-    },
-  ],
-  [
-    'dkim-signing-apply',
-    { writes: (cfg) => [cfg.rspamdLocalDir, SCRATCH()],
-      summary: "render Rspamd's dkim_signing.conf from domain and selector names (key files derived, each must exist), rspamadm configtest on a staged copy, rename, reload Rspamd when it runs, restore on failure (JSON outcome)",
-      params: [signingSet],
-      maxArgLength: LONG_ARG,
-      run: async (args, cfg) => (await import('./dkim-action.js')).applySigning((c) => RELOAD.rspamd(c))(args, cfg),
-    },
-  ],
-  [
-    'dkim-key-remove',
-    { writes: (cfg) => [dkimKeyDir(cfg.rspamdLocalDir)],
-      summary: "delete the key file of a retired DKIM selector; refused while dkim_signing.conf still names it",
-      params: [dkimDomain, dkimSelector],
-      run: async (args, cfg) => (await import('./dkim-action.js')).removeKey(args, cfg),
-    },
-  ],
-  [
-    'srs-domains-apply',
-    { writes: (cfg) => [dirname(cfg.postsrsdDefaults)],
-      summary: "set postsrsd's SRS_EXCLUDE_DOMAINS (MAILSVC_POSTSRSD_DEFAULTS) to these domain names when it differs, sh -n, rename, restart postsrsd, restore on failure (JSON outcome)",
-      params: [srsDomains],
-      maxArgLength: LONG_ARG,
-      run: async (args, cfg) => (await import('./dkim-action.js')).applySrsDomains(restartPostsrsd)(args, cfg),
-    },
-  ],
+  ...dkimActions({ reloadRspamd: (cfg) => RELOAD.rspamd(cfg), restartPostsrsd, scratch: SCRATCH }),
   [
     'postfix-stop',
     { writes: QUEUE, summary: 'stop Postfix (no mail accepted) around a restore', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'stop'], timeoutMs: 60_000 }) },

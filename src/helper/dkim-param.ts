@@ -1,6 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { DKIM_ALGORITHMS, HELPER_LIST_ARG_MAX, DKIM_RSA_MAX_BITS, DKIM_RSA_MIN_BITS, parseDkimSelector } from '../shared/dkim-names.js';
 import { normalizeDomain } from '../shared/mail-names.js';
+import { isRecord, parseJsonOr } from '../shared/json-value.js';
 import type { Param } from './action-types.js';
 
 /** The longest signing set or SRS domain list (well within the 64 KiB request line). */
@@ -62,19 +63,13 @@ export const dkimPrivateKey: Param = {
 /** What Rspamd signs with: per domain, its selectors (names only; the helper derives the key files). */
 export type SigningSet = { domain: string; selectors: { selector: string }[] }[];
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** `[{"domain":"example.org","selectors":[{"selector":"202611"}]}]`: every name checked, nothing else accepted. */
 export const signingSet: Param = {
   name: 'signing',
   validate(raw) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      throw new Error('signing must be a JSON array of {domain, selectors: [{selector}]}');
-    }
-    if (!Array.isArray(parsed)) throw new Error('signing must be a JSON array of {domain, selectors: [{selector}]}');
+    const shape = 'signing must be a JSON array of {domain, selectors: [{selector}]}';
+    const parsed = parseJsonOr(raw, shape);
+    if (!Array.isArray(parsed)) throw new Error(shape);
     const out: SigningSet = [];
     const seen = new Set<string>();
     for (const d of parsed) {

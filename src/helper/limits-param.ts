@@ -1,5 +1,6 @@
 import { DAEMON_LIMITS, parseLimitValue } from '../shared/limit-keys.js';
 import type { Param } from './action-types.js';
+import { isRecord, parseJsonOr } from '../shared/json-value.js';
 
 
 /**
@@ -12,14 +13,8 @@ import type { Param } from './action-types.js';
 export const limitValues: Param = {
   name: 'values',
   validate(raw) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      throw new Error('values must be a JSON object');
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('values must be a JSON object');
-    const given = parsed as Record<string, unknown>;
+    const given = parseJsonOr(raw, 'values must be a JSON object');
+    if (!isRecord(given)) throw new Error('values must be a JSON object');
     const out: Record<string, number> = {};
     for (const key of Object.keys(given)) if (!DAEMON_LIMITS.some((l) => l.key === key)) throw new Error(`"${key.slice(0, 64)}" is not a limit the daemons read`);
     for (const spec of DAEMON_LIMITS) {

@@ -1,4 +1,5 @@
 import { hasControlChars } from '../shared/mail-names.js';
+import { isRecord } from '../shared/json-value.js';
 import type { ExecErrorKind } from '../adapters/exec.js';
 import type { HelperResult } from '../adapters/helper-client.js';
 
@@ -24,8 +25,6 @@ export type AnswerError = 'malformed' | 'line-too-long' | 'busy' | 'unknown-acti
 export type HelperAnswer =
   | ({ id: RequestId | null; ok: true } & HelperResult)
   | { id: RequestId | null; ok: false; error: AnswerError; detail: string; exec?: { kind: ExecErrorKind; code?: number | undefined } };
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Reads one request line; anything unexpected is a `malformed` answer, never an exception. */
 export function parseRequest(line: string, maxArgLength: (action: string) => number = () => MAX_ARG_LENGTH): HelperRequest | HelperAnswer {

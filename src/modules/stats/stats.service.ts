@@ -44,9 +44,6 @@ export class StatsService {
   async collect(onProgress?: (done: number, total: number) => void): Promise<CollectResult> {
     const raw = await this.repo.loadState();
     const saved: SavedState = raw ? (JSON.parse(raw) as SavedState) : { position: null, pending: {} };
-    // Set once the writer exists: the joiner hands each completed message's rows to it.
-    let writer: Awaited<ReturnType<StatsRepository['writer']>> | null = null;
-    const joiner = new MessageJoiner(saved.pending, (rows) => writer?.push(rows));
     const files = logFiles(this.mailLog);
     let start = 0;
     let offset = 0;
@@ -64,8 +61,9 @@ export class StatsService {
     }
     // The bytes this run will read (a .gz file counted at 5 times its size), for the writer's bulk-load decision.
     const bytes = files.slice(start).reduce((n, f, k) => n + (f.gz ? f.stat.size * 5 : f.stat.size) - (k === 0 ? offset : 0), 0);
-    const w = await this.repo.writer(bytes, this.tuning);
-    writer = w;
+    const writer = await this.repo.writer(bytes, this.tuning);
+    // The joiner hands each completed message's rows to the writer.
+    const joiner = new MessageJoiner(saved.pending, (rows) => writer.push(rows));
     let lines = 0;
     let doneBytes = 0;
     const read: string[] = [];
@@ -88,18 +86,18 @@ export class StatsService {
         }, async () => {
           onProgress?.(Math.min(doneBytes, bytes), bytes);
           joiner.trim(joiner.lastAt);
-          await w.flush();
+          await writer.flush();
         });
         read.push(file.path);
         position = { ...(await headOf(file)), offset: end };
       }
     } catch (err) {
-      await w.abort();
+      await writer.abort();
       throw err;
     }
     const now = this.clock.now();
     const pending = joiner.save(now);
-    const added = await w.finish(JSON.stringify({ position, pending } satisfies SavedState), now);
+    const added = await writer.finish(JSON.stringify({ position, pending } satisfies SavedState), now);
     const pruned = await this.prune();
     return { files_read: read, lines, rows_added: added, rows_pruned: pruned, open_messages: Object.keys(pending).length };
   }
