@@ -14,6 +14,7 @@ import { CliError } from '../../shared/terminal/output.js';
 import { yesNo } from '../../shared/terminal/options.js';
 import type { JobRunner, ProgressView } from '../jobs/index.js';
 import { escapeControl } from '../../shared/terminal/output.js';
+import { deliverabilityExit } from './deliverability/exit-code.js';
 
 type Deps = { srsEnabled: boolean; srs: SrsService; rotation: RotationService; dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; cloudflare: CloudflareSyncService; jobs: JobRunner | undefined };
 
@@ -109,8 +110,13 @@ export function dnsCommands(program: Command, run: Run<Deps>, view: () => Progre
       output(opts.json, r, () => `Rspamd: ${r.detail}.`);
     });
 
-  /** The check as a job in the foreground (progress on stderr), the report on stdout; exit 1 when a check fails. */
-  const deliverability = (save: boolean) => async (domain: string, mailHost: string, opts: { publicIp?: string; json?: boolean }) => {
+  /**
+   * The check as a job in the foreground (progress on stderr), the report on
+   * stdout. Exit 1 when a check fails (with --strict, also when one could not
+   * be determined); exit 69 when no check could be determined at all, so cron
+   * and monitoring never read "nothing was checked" as healthy.
+   */
+  const deliverability = (save: boolean) => async (domain: string, mailHost: string, opts: { publicIp?: string; json?: boolean; strict?: boolean }) => {
     const display = view();
     const abort = new AbortController();
     const interrupt = (): void => abort.abort(new Error('interrupted (Ctrl-C)'));
@@ -129,15 +135,15 @@ export function dnsCommands(program: Command, run: Run<Deps>, view: () => Progre
       }
       const report = job.result as DeliverabilityReport;
       output(opts.json, report, () => reportLines(report));
-      if (!report.ok) process.exitCode = 1;
+      process.exitCode = deliverabilityExit(report.counts, opts.strict === true);
     } finally {
       process.off('SIGINT', interrupt);
     }
   };
 
   for (const [name, save, what] of [
-    ['check', false, 'the "deliverability check" script: every check of the domain in parallel, each pass, fail or ? (could not determine) with what to fix; exit 1 when one fails'],
-    ['report', true, 'the "deliverability report" script: the check, saved as timestamped JSON and text under <data dir>/deliverability/<domain>/, with what changed since the previous report; exit 1 when one fails'],
+    ['check', false, 'the "deliverability check" script: every check of the domain in parallel, each pass, fail or ? (could not determine) with what to fix; exit 1 when one fails, 69 when none could be determined'],
+    ['report', true, 'the "deliverability report" script: the check, saved as timestamped JSON and text under <data dir>/deliverability/<domain>/, with what changed since the previous report; exit 1 when one fails, 69 when none could be determined'],
   ] as const) {
     dns
       .command(name)
@@ -146,6 +152,7 @@ export function dnsCommands(program: Command, run: Run<Deps>, view: () => Progre
       .argument('<mail-host>', 'the mail host name (MX target)')
       .option('--public-ip <ip>', 'its public address: adds the PTR check and compares A/AAAA')
       .option('--json', 'print the report as JSON')
+      .option('--strict', 'a check that could not be determined counts as failed (exit 1)')
       .action(deliverability(save));
   }
 
@@ -161,7 +168,7 @@ export function dnsCommands(program: Command, run: Run<Deps>, view: () => Progre
         return;
       }
       output(opts.json, reports, () => (reports.length ? reports.map(reportLines).join('\n') : 'No saved reports to repeat: run mailsvc dns report <domain> <mail host> once.'));
-      if (reports.some((r) => !r.ok)) process.exitCode = 1;
+      process.exitCode = Math.max(0, ...reports.map((r) => deliverabilityExit(r.counts, false)));
     });
 
   dns

@@ -8,8 +8,8 @@ import { buildCli, expectOk, expectOneErrorLine, json, runCli } from '../../../t
 /**
  * The dns commands as an administrator runs them (the bundled CLI, its own
  * process): add domain --generate-dkim, the plan as JSON, exit codes of the
- * check (a DNS server that never answers is "could not determine": exit 0; a
- * failed check: exit 1) and one-line errors.
+ * check (a DNS server that never answers makes every check "could not
+ * determine": exit 69, never 0; a failed check: exit 1) and one-line errors.
  */
 describe('mailsvc dns (CLI)', () => {
   let dir: string;
@@ -51,12 +51,13 @@ describe('mailsvc dns (CLI)', () => {
     expect((json(again) as { dkim: { keys: unknown[] } }).dkim.keys).toHaveLength(1);
   }, 60_000);
 
-  it('a check whose DNS never answers is "could not determine", exit 0; a failed check exits 1', async () => {
+  it('a check whose DNS never answers is "could not determine" everywhere: exit 69 (also with --strict); a failed check exits 1', async () => {
     const unsure = await runCli(['dns', 'check', 'example.test', 'mail.example.test', '--json'], { env, timeoutMs: 60_000 });
-    expect(unsure.code, unsure.stderr).toBe(0);
-    const r = json(unsure) as { counts: { fail: number; unknown: number } };
-    expect(r.counts.fail).toBe(0);
+    expect(unsure.code, unsure.stderr).toBe(69);
+    const r = json(unsure) as { counts: { pass: number; fail: number; unknown: number } };
+    expect(r.counts).toMatchObject({ pass: 0, fail: 0 });
     expect(r.counts.unknown).toBeGreaterThan(5);
+    expect((await runCli(['dns', 'check', 'example.test', 'mail.example.test', '--strict'], { env, timeoutMs: 60_000 })).code).toBe(69);
     expectOk(await runCli(['add', 'domain', 'nokey.test'], { env }));
     const failed = await runCli(['dns', 'check', 'nokey.test', 'mail.nokey.test'], { env, timeoutMs: 60_000 });
     expect(failed.code).toBe(1);
