@@ -102,6 +102,10 @@ describe.skipIf(why !== null)('deliverability check and report against knot, an 
       expect(r.ok).toBe(false);
       expect(r.checks.find((c) => c.id === 'spf')?.detail).toMatch(/2 SPF records/);
       expect(r.checks.find((c) => c.id === 'dkim')?.fix).toContain(key.record_value);
+      // The fix is the very record the plan asks for, not a weaker one.
+      const planned = (await m.dns.plan.plan(D, HOST, IP)).records.find((x) => x.name === `_dmarc.${D}`)?.value;
+      expect(planned).toMatch(/adkim=s; aspf=s/);
+      expect(r.checks.find((c) => c.id === 'dmarc')?.fix).toBe(`Publish: _dmarc.${D}. IN TXT "${planned}"`);
     } finally {
       await knot.update(D, [
         `update delete ${D}. TXT "v=spf1 a -all"`,

@@ -63,6 +63,21 @@ describe('the DNS plan', () => {
     expect(p.zone).toMatch(/^; mail\.example\.org\. 3600 IN A <public IPv4>$/m);
   });
 
+  it('comments out the lines that belong in another zone (a mail host or SRS domain elsewhere), naming where they go', () => {
+    const p = buildPlan({ domain: 'example.org', mailHost: 'mail.example.net', publicIp: '192.0.2.10', srsDomain: 'srs.example.com', dkim: [] });
+    const live = p.zone.split('\n').filter((l) => l !== '' && !l.startsWith(';') && !l.startsWith('$TTL'));
+    // Every live line is inside example.org: a zone loader keeps each one.
+    for (const l of live) expect(l.split(' ')[0]).toMatch(/(^|\.)example\.org\.$/);
+    expect(p.zone).toMatch(/^; mail\.example\.net\. 3600 IN A 192\.0\.2\.10$/m);
+    expect(p.zone).toMatch(/^; srs\.example\.com\. 3600 IN TXT "v=spf1 a:mail\.example\.net -all"$/m);
+    expect(p.zone).toContain('; not in the zone of example.org: add it to the zone that holds mail.example.net');
+    expect(p.zone).toContain('; not in the zone of example.org: add it to the zone that holds srs.example.com');
+    // In the domain's own zone they stay live.
+    expect(plan.zone).toMatch(/^mail\.example\.org\. 3600 IN A 192\.0\.2\.10$/m);
+    // A name that only ends in the same letters is not inside the zone.
+    expect(buildPlan({ domain: 'example.org', mailHost: 'mailexample.org', dkim: [] }).zone).toContain('add it to the zone that holds mailexample.org');
+  });
+
   it('IPv6: an AAAA and an ip6.arpa PTR; a bad address is a 400', () => {
     expect(reverseName(parseIp('2001:db8::1'))).toBe('1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa');
     expect(buildPlan({ domain: 'example.org', mailHost: 'mail.example.org', publicIp: '2001:db8::1', dkim: [] }).records.find((r) => r.type === 'AAAA')?.value).toBe('2001:db8::1');

@@ -66,14 +66,24 @@ export function buildPlan(input: PlanInput): DnsPlan {
   return { domain, mail_host: mailHost, public_ip: ip?.toString() ?? null, records, mta_sts_policy: policy, zone: zoneLines(domain, records) };
 }
 
-/** Zone-file lines; TXT split into 255-byte strings; a record without a value or outside the zone commented out. */
+/** True when `name` is `domain` or below it: a line the domain's zone can hold. */
+export const inZone = (name: string, domain: string): boolean => name === domain || name.endsWith(`.${domain}`);
+
+/**
+ * Zone-file lines; TXT split into 255-byte strings. A record without a value,
+ * for the reverse zone, or for a name outside `domain` (a mail host or SRS
+ * domain in another zone: an authoritative server drops such a line as
+ * out-of-zone data, silently) is commented out, with the zone it belongs in.
+ */
 export function zoneLines(domain: string, records: readonly DnsRecord[]): string {
   const out = [`; DNS records for ${domain}, by mailsvc`, `$TTL ${PLAN_TTL}`];
   for (const r of records) {
     out.push(`; ${r.purpose}`);
     const value = r.value === null ? `<${r.type === 'A' ? 'public IPv4' : 'value'}>` : r.type === 'TXT' ? zoneTxt(r.value) : r.value;
     const line = `${r.name}. ${r.ttl} IN ${r.type} ${value}`;
-    out.push(r.value === null || r.where !== 'zone' ? `; ${line}` : line);
+    const elsewhere = r.where === 'zone' && !inZone(r.name, domain);
+    if (elsewhere) out.push(`; not in the zone of ${domain}: add it to the zone that holds ${r.name}`);
+    out.push(r.value === null || r.where !== 'zone' || elsewhere ? `; ${line}` : line);
   }
   return `${out.join('\n')}\n`;
 }

@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { dkimRecordValue } from '../dkim-keygen.js';
 import type { DkimAlgorithm } from '../dkim-keygen.js';
-import { parseIp, reverseName } from '../dns-plan.js';
+import { dmarcValue, parseIp, reverseName } from '../dns-plan.js';
 import { countLookups, parseSpf } from './spf.js';
 import { bare, fail, pass, txtValues, unknown } from './types.js';
 import type { CheckInput, CheckResult } from './types.js';
@@ -75,7 +75,7 @@ export async function checkDmarc(i: CheckInput): Promise<CheckResult> {
   const a = await i.zone(at, 'TXT');
   if (a.kind === 'error') return unknown(id, name, a.detail);
   const records = a.kind === 'records' ? txtValues(a.records).filter((v) => /^v\s*=\s*DMARC1/i.test(v)) : [];
-  const fix = `Publish: ${at}. IN TXT "v=DMARC1; p=quarantine; rua=mailto:dmarc-reports@${i.domain}"`;
+  const fix = `Publish: ${at}. IN TXT "${dmarcValue(i.domain)}"`;
   if (records.length === 0) return fail(id, name, `${at} has no DMARC record`, fix);
   if (records.length > 1) return fail(id, name, `${records.length} DMARC records (receivers ignore them all)`, `Keep one. ${fix}`);
   const record = records[0] ?? '';
