@@ -58,11 +58,26 @@ describe('mailsvc api-keys', () => {
       ['--scopes', 'root', '--expires', expires],
       ['--scopes', 'read', '--expires', new Date(Date.now() - 1000).toISOString()],
       ['--scopes', 'read', '--expires', new Date(Date.now() + 400 * 86_400_000).toISOString()],
+      ['--scopes', 'read', '--expires', '400d'],
     ]) {
       const r = await cli(['api-keys', 'create', '--name', 'x', ...args]);
       expect(r.code, args.join(' ')).toBe(2);
       expect(expectOneErrorLine(r)).toMatch(/scope|expires_at/);
     }
     expect(json(await cli(['api-keys', 'list', '--json']))).toEqual([]);
+  });
+
+  it('--expires takes a span from now (30d), as audit list --since takes one back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailsvc-keys-span-'));
+    dirs.push(dir);
+    const env = { MAILSVC_DATA_DIR: dir };
+    const cli = (args: string[]) => runCli(args, { env });
+    expectOk(await cli(['db', 'migrate']));
+    const before = Date.now();
+    const r = await cli(['api-keys', 'create', '--name', 'span', '--scopes', 'read', '--expires', '30d', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const at = Date.parse((json(r) as { expires_at: string }).expires_at);
+    expect(at).toBeGreaterThanOrEqual(before + 30 * 86_400_000 - 1000);
+    expect(at).toBeLessThanOrEqual(Date.now() + 30 * 86_400_000 + 1000);
   });
 });

@@ -5,6 +5,7 @@ import { day, table } from '../../shared/terminal/options.js';
 import { recordsChanges } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { ApiKeyService } from './api-key.service.js';
+import { parseSpan } from '../../shared/time-span.js';
 
 /** `mailsvc api-keys list|create|revoke`: scoped keys for automation (the host CLI runs as root and may make them). */
 export function apiKeyCommands(program: Command, run: Run<{ service: ApiKeyService }>): void {
@@ -15,11 +16,14 @@ export function apiKeyCommands(program: Command, run: Run<{ service: ApiKeyServi
     .description('make an API key; it is printed once and cannot be shown again')
     .requiredOption('--name <name>', 'what it is for, e.g. "monitoring"')
     .requiredOption('--scopes <list>', `comma-separated: ${API_KEY_SCOPES.join(', ')}`)
-    .requiredOption('--expires <time>', 'ISO 8601 time after which it stops working, at most 366 days ahead, e.g. 2027-01-31T00:00:00Z')
+    .requiredOption('--expires <when>', 'when it stops working, at most 366 days ahead: an ISO 8601 time (2027-01-31T00:00:00Z) or a span from now such as 30d, 12h, 2w')
     .option('--json', 'print it as JSON (the only place the key appears)')
     .action(async (opts: { name: string; scopes: string; expires: string; json?: boolean }) => {
       const scopes = opts.scopes.split(',').map((s) => s.trim()).filter(Boolean);
-      const created = await run((m) => m.service.create({ name: opts.name, scopes, expires_at: opts.expires }, 'cli'));
+      // A span (30d) reads forward from now, as audit list --since reads one backward.
+      const span = parseSpan(opts.expires);
+      const expires = span === null ? opts.expires : new Date(Date.now() + span).toISOString();
+      const created = await run((m) => m.service.create({ name: opts.name, scopes, expires_at: expires }, 'cli'));
       output(opts.json, created, () =>
         [
           `API key "${created.name}" (id ${created.id}), scopes ${created.scopes.join(', ')}, valid until ${created.expires_at}:`,

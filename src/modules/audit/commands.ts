@@ -7,17 +7,16 @@ import type { AuditService } from './audit.service.js';
 import { parseIsoTime } from '../../shared/iso-time.js';
 import { escapeControl } from '../../shared/terminal/output.js';
 import type { AuditEntry } from './schema.js';
+import { parseSpan } from '../../shared/time-span.js';
 
 /** Opens the audit service for one command and closes what it opened. */
 export type OpenAudit = <T>(fn: (audit: AuditService) => Promise<T>) => Promise<T>;
 
-const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
-
 /** `--since`: an ISO 8601 time, or a span back from now such as 30m, 24h, 7d, 2w. */
 export function sinceOption(now: () => number): (value: string) => number {
   return (value) => {
-    const span = /^(\d{1,6})([mhdw])$/.exec(value.trim());
-    if (span) return now() - Number(span[1]) * UNIT_MS[span[2] as keyof typeof UNIT_MS];
+    const span = parseSpan(value);
+    if (span !== null) return now() - span;
     const t = parseIsoTime(value.trim());
     if (t !== null) return t;
     throw new InvalidArgumentError('Use an ISO 8601 time (2026-01-31T00:00:00Z) or a span such as 30m, 24h, 7d, 2w.');

@@ -123,6 +123,10 @@ describe('the stats CLI', () => {
     expect((JSON.parse(boxes.stdout) as Array<{ mailbox: string }>).map((b) => b.mailbox).sort()).toEqual(['alice@example.org', 'bob@example.org']);
     const bad = await runCli(['stats', 'summary', '--direction', 'up'], { env: env() });
     expect(bad.code).toBe(2);
+    // A day that does not exist is named as such (Date.parse made it 1 December: "from must be before to").
+    const nov31 = await runCli(['stats', 'summary', '--from', '2026-11-31'], { env: env() });
+    expect(nov31.code).toBe(2);
+    expect(expectOneErrorLine(nov31)).toMatch(/from "2026-11-31" is not a real ISO 8601 date/);
   }, 60_000);
 
   it('stats collect shows its progress on stderr for a big log (tenths off a terminal); the JSON on stdout stays whole', async () => {

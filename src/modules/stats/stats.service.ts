@@ -8,6 +8,7 @@ import type { LogPosition } from './log-files.js';
 import { LineScanner } from './postfix-log.js';
 import type { Figures, Range, StatsRepository, WriterTuning } from './stats.repository.js';
 import type { CollectResult, MailboxStats, StatsSummary, StatsTimeline } from './schema.js';
+import { parseIsoTime } from '../../shared/iso-time.js';
 
 const DAY = 86_400_000;
 
@@ -18,8 +19,9 @@ export type RangeInput = { from?: string | undefined; to?: string | undefined; m
 function time(name: string, v: string): number {
   // A date alone is UTC midnight; a time without an offset is read as UTC too, never in the host's zone.
   const text = /^\d{4}-\d{2}-\d{2}T[\d:.]+$/.test(v) ? `${v}Z` : v;
-  const t = /^\d{4}-\d{2}-\d{2}(T.*)?$/.test(v) ? Date.parse(text) : NaN;
-  if (Number.isNaN(t)) throw badRequest(`${name} must be an ISO 8601 date or time such as 2026-01-31 or 2026-01-31T12:00:00Z`);
+  // parseIsoTime refuses a day that does not exist (2026-11-31): Date.parse would move it to 1 December.
+  const t = parseIsoTime(text);
+  if (t === null) throw badRequest(`${name} "${v.slice(0, 40)}" is not a real ISO 8601 date or time, e.g. 2026-01-31 or 2026-01-31T12:00:00Z`);
   return t;
 }
 
