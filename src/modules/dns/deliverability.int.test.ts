@@ -105,7 +105,7 @@ describe.skipIf(why !== null)('deliverability check and report against knot, an 
       // The fix is the very record the plan asks for, not a weaker one.
       const planned = (await m.dns.plan.plan(D, HOST, IP)).records.find((x) => x.name === `_dmarc.${D}`)?.value;
       expect(planned).toMatch(/adkim=s; aspf=s/);
-      expect(r.checks.find((c) => c.id === 'dmarc')?.fix).toBe(`Publish: _dmarc.${D}. IN TXT "${planned}"`);
+      expect(r.checks.find((c) => c.id === 'dmarc')?.fix).toContain(`Publish: _dmarc.${D}. IN TXT "${planned}"`);
     } finally {
       await knot.update(D, [
         `update delete ${D}. TXT "v=spf1 a -all"`,

@@ -91,7 +91,7 @@ export async function checkDmarc(i: CheckInput): Promise<CheckResult> {
   if (pct !== undefined && !(/^\d{1,3}$/.test(pct) && Number(pct) <= 100)) return fail(id, name, `"${record}": pct= must be 0..100`, fix);
   const rua = tags.get('rua');
   if (rua !== undefined && !rua.split(',').every((u) => /^(mailto:[^@\s]+@[^@\s]+|https:\/\/\S+)$/i.test(u.trim()))) return fail(id, name, `"${record}": rua= must be mailto: or https: URIs`, fix);
-  if (p === 'none') return fail(id, name, `"${record}": p=none only monitors; spoofed mail is still delivered`, 'Raise the policy to p=quarantine (or p=reject) once reports show your own mail aligned');
+  if (p === 'none') return fail(id, name, `"${record}": p=none only monitors; spoofed mail is still delivered`, `Raise the policy to p=quarantine (or p=reject) once reports show your own mail aligned. ${fix}`);
   return pass(id, name, `p=${p}`);
 }
 
