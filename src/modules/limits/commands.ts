@@ -23,10 +23,15 @@ export function limitCommands(program: Command, run: Run<Deps>): void {
   limits
     .command('show')
     .description('every limit with its default, the value the daemon really runs with, and DRIFT where they differ')
-    .option('--json', 'print them as a JSON array')
+    .option('--json', 'print the limits as GET /admin/limits answers them: one object, a key per limit')
     .action(async (opts: { json?: boolean }) => {
+      // --json is the route's shape, byte for byte; the table adds the defaults, what is in force and the drift.
+      if (opts.json) {
+        output(true, await run((m) => m.service.refresh()), () => '');
+        return;
+      }
       const { rows, ignored } = await run(async (m) => ({ rows: await m.show(), ignored: m.service.ignored() }));
-      output(opts.json, rows, () => {
+      output(false, rows, () => {
         const drifting = rows.filter((r) => r.drift).length;
         return [
           table(
