@@ -52,7 +52,9 @@ for (const dialect of DIALECTS) {
       expect(JSON.stringify(row)).not.toContain(secret);
       const list = await call(t, 'GET', '/auth/api-keys', admin);
       expect(list.status).toBe(200);
-      expect(list.body).toEqual([{ id: r.body.id, name: 'backup script', scopes: ['read', 'accounts'], created_by: 'admin', created_at: expect.any(String), expires_at: inDays(90), active: true }]);
+      // A list like every other: {items, total, limit, offset}.
+      expect(list.body).toEqual({ items: [{ id: r.body.id, name: 'backup script', scopes: ['read', 'accounts'], created_by: 'admin', created_at: expect.any(String), expires_at: inDays(90), active: true }], total: 1, limit: 50, offset: 0 });
+      expect((await call(t, 'GET', '/auth/api-keys?offset=1', admin)).body).toMatchObject({ items: [], total: 1, offset: 1 });
       expect(JSON.stringify(list.body)).not.toContain(secret);
       expect(t.logs.join('')).not.toContain(secret);
     });
@@ -118,7 +120,7 @@ for (const dialect of DIALECTS) {
           expect(await call(app, 'GET', '/domains', key)).toMatchObject({ status: 401, body: { detail: 'Invalid, expired or revoked API key' } });
         }
         expect((await call(t, 'DELETE', `/auth/api-keys/${id}`, admin)).status).toBe(404);
-        expect((await call(t, 'GET', '/auth/api-keys', admin)).body).toEqual([]);
+        expect((await call(t, 'GET', '/auth/api-keys', admin)).body).toMatchObject({ items: [], total: 0 });
       } finally {
         await other.close();
       }
@@ -126,7 +128,7 @@ for (const dialect of DIALECTS) {
       expect((await call(t, 'GET', '/domains', short.key)).status).toBe(200);
       clock.advance(61_000);
       expect((await call(t, 'GET', '/domains', short.key)).status).toBe(401);
-      expect((await call(t, 'GET', '/auth/api-keys', admin)).body).toMatchObject([{ id: short.id, active: false }]);
+      expect((await call(t, 'GET', '/auth/api-keys', admin)).body).toMatchObject({ items: [{ id: short.id, active: false }], total: 1 });
     });
   });
 }

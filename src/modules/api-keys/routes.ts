@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { AdminHooks, RouteErrors } from '../route-types.js';
 import type { ApiKeyService } from './api-key.service.js';
+import { PagedOf, PageQuery, pageOf } from '../paging.schema.js';
 import { ApiKey, ApiKeyBody, ApiKeyCreated, ApiKeyParam } from './schema.js';
 
 /**
@@ -28,8 +29,17 @@ export function apiKeyRoutes(app: FastifyInstance, keys: ApiKeyService, hooks: A
   r.get('/auth/api-keys', {
     onRequest: hooks.admin,
     config,
-    schema: { tags, security, description: 'Lists the API keys that are not revoked: name, scopes, expiry, last use. Never the key.', summary: 'The API keys not revoked (never the secret)', response: { 200: Type.Array(ApiKey), ...errors(401, 403, 429) } },
-    handler: () => keys.list(),
+    schema: {
+      tags, security, querystring: Type.Object(PageQuery, { additionalProperties: false }),
+      description: 'Lists the API keys that are not revoked: name, scopes, expiry, last use. Never the key. A page of them, {items, total, limit, offset}, like every list.',
+      summary: 'The API keys not revoked (never the secret)',
+      response: { 200: PagedOf(ApiKey, 'ApiKeyList'), ...errors(400, 401, 403, 422, 429) },
+    },
+    handler: async (req) => {
+      const page = pageOf(req.query);
+      const all = await keys.list();
+      return { items: all.slice(page.offset, page.offset + page.limit), total: all.length, ...page };
+    },
   });
 
   r.delete('/auth/api-keys/:id', {
