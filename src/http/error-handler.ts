@@ -32,10 +32,28 @@ const FASTIFY_CODES: Record<string, [number, string]> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'Malformed JSON body'],
 };
 
-type Validation = { instancePath?: string; message?: string; params?: Record<string, unknown> };
+type Validation = { keyword?: string; instancePath?: string; message?: string; params?: Record<string, unknown> };
+
+/**
+ * A union of literals (an enum) fails in ajv as one "must be equal to
+ * constant" per allowed value plus "must match a schema in anyOf": those
+ * become one error that names the allowed values once.
+ */
+function foldEnums(list: Validation[]): Validation[] {
+  const allowed = new Map<string, unknown[]>();
+  for (const v of list) if (v.keyword === 'const') allowed.set(v.instancePath ?? '', [...(allowed.get(v.instancePath ?? '') ?? []), v.params?.allowedValue]);
+  const out: Validation[] = [];
+  for (const v of list) {
+    const values = allowed.get(v.instancePath ?? '');
+    if (!values) out.push(v);
+    else if (v.keyword === 'anyOf') out.push({ ...v, keyword: 'enum', message: `must be one of ${values.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', ')}` });
+    else if (v.keyword !== 'const') out.push(v);
+  }
+  return out;
+}
 
 function validationErrors(list: Validation[], context: string | undefined): { path: string; message: string }[] {
-  return list.map((v) => {
+  return foldEnums(list).map((v) => {
     const missing = typeof v.params?.missingProperty === 'string' ? `/${v.params.missingProperty}` : '';
     const unknown = typeof v.params?.additionalProperty === 'string' ? `/${v.params.additionalProperty}` : '';
     const path = `${context ?? 'body'}${v.instancePath ?? ''}${missing}${unknown}`.replace(/\//g, '.');

@@ -40,6 +40,9 @@ for (const dialect of DIALECTS) {
         const r = await call(t, 'PATCH', '/admin/settings', t.basic(), body);
         expect(r.status, JSON.stringify(body)).toBe(422);
       }
+      // An enum's error names the allowed values once, as the CLI does (not one "must be equal to constant" per value).
+      const beta = await call(t, 'PATCH', '/admin/settings', t.basic(), { update_channel: 'beta' });
+      expect(beta.body).toEqual({ detail: 'Invalid request: body.update_channel must be one of stable, nightly', errors: [{ path: 'body.update_channel', message: 'must be one of stable, nightly' }] });
       expect(await t.ctx.db.selectFrom('service_settings').selectAll().execute()).toEqual([]);
     });
 
