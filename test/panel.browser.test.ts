@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page, Route } from 'playwright-core';
 import { createTestDatabase } from './helpers/dialects.js';
 import type { TestDatabase } from './helpers/dialects.js';
 import { launchChromium, newContext, panelBrowserUnavailable, startPanelStack } from './helpers/panel-stack.js';
@@ -579,6 +579,29 @@ describe.skipIf(unavailable !== null)('the web panel in Chromium, against the re
     }
     expect(problems).toEqual([]);
     await page.setViewportSize({ width: 1280, height: 900 });
+  }, 120_000);
+
+  it('lands the focus on each page\'s heading once it has loaded, when reached from the menu (never on BODY)', async () => {
+    await go('dashboard');
+    // A busy host: each API answer comes a moment after the page's "Loading…" stand-in took the focus.
+    const slow = async (route: Route) => {
+      await new Promise((r) => setTimeout(r, 300));
+      await route.continue();
+    };
+    await page.route('**/panel/api/**', slow);
+    const lost: string[] = [];
+    for (const id of PAGES) {
+      // The menu's way there: a hash change, not a new document. The "Loading…" page's heading had the focus and is replaced.
+      await page.evaluate(`location.hash = '#/${id}'`);
+      await page.waitForLoadState('networkidle');
+      const where = async () =>
+        (await page.evaluate(`(() => { const loading = [...document.querySelectorAll('main [role=status]')].some((e) => /Loading/.test(e.textContent || '')); const el = document.activeElement; return loading ? 'loading' : el ? el.tagName : 'none'; })()`)) as string;
+      await expect.poll(where, { timeout: 10_000 }).not.toBe('loading');
+      const tag = await where();
+      if (tag !== 'H1') lost.push(`${id}: ${tag}`);
+    }
+    await page.unroute('**/panel/api/**', slow);
+    expect(lost).toEqual([]);
   }, 120_000);
 
   it('refuses a cross-site form post', async () => {

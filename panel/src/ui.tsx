@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useId, useState } from 'preact/hooks';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import { api, ApiError, fieldOf } from './api';
 import type { FieldError } from './api';
 
@@ -150,12 +150,19 @@ export function ErrorNote({ error, errors }: { error?: ApiError | null; errors?:
 }
 
 export function Page({ title, children }: { title: string; children: ComponentChildren }) {
+  const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     document.title = `${title} · mailsvc`;
   }, [title]);
+  // A page that replaces its "Loading…" stand-in (or remounts after a reload) takes over the heading's
+  // focus: the old heading is gone, and focus would otherwise fall back to BODY. Focus anywhere else stays.
+  useEffect(() => {
+    const active = document.activeElement;
+    if (active === null || active === document.body) heading.current?.focus();
+  }, []);
   return (
     <section aria-labelledby="page-title">
-      <h1 id="page-title" tabIndex={-1}>{title}</h1>
+      <h1 id="page-title" ref={heading} tabIndex={-1}>{title}</h1>
       {children}
     </section>
   );
