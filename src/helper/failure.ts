@@ -40,7 +40,7 @@ export function publicExecDetail(err: ExecError): string {
 /** The program's stderr (as ExecError keeps it) into the helper's log, at warn. */
 export function logExecOutput(log: ActionLog, action: string, err: ExecError): void {
   if (!err.stderr) return;
-  log.warn({ helper: { action, program: basename(err.program), kind: err.kind, code: err.code, stderr: err.stderr } }, 'helper program output');
+  log.warn({ helperOutput: { action, program: basename(err.program), kind: err.kind, code: err.code, stderr: err.stderr } }, 'helper program output');
 }
 
 /**
@@ -50,7 +50,7 @@ export function logExecOutput(log: ActionLog, action: string, err: ExecError): v
  * operation (an errno on a path from its settings), so it stays.
  */
 export function publicApplyFailure(r: Pick<ApplyFailure, 'stage' | 'daemon' | 'detail' | 'restoreErrors'>, what: string, log: ActionLog, action: string): string {
-  if (r.stage !== 'write' || r.restoreErrors.length > 0) log.warn({ helper: { action, stage: r.stage, daemon: r.daemon, detail: r.detail, restoreErrors: r.restoreErrors } }, 'helper apply failed');
+  if (r.stage !== 'write' || r.restoreErrors.length > 0) log.warn({ helperOutput: { action, stage: r.stage, daemon: r.daemon, detail: r.detail, restoreErrors: r.restoreErrors } }, 'helper apply failed');
   const restore = r.restoreErrors.length ? ` Restoring failed too (${r.restoreErrors.length} item(s)); the helper's log says which.` : ' Every file was restored.';
   if (r.stage === 'check') return `check of ${what} failed: its checker refused the rendered configuration (${IN_THE_LOG}).${restore}`;
   if (r.stage === 'reload') return `reload of ${what} failed (${IN_THE_LOG}).${restore}`;

@@ -87,7 +87,7 @@ export class HelperRunner {
     const deadline = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => {
         abort.abort();
-        reject(new ActionFailed(`${action} did not finish within ${Math.round(ms / 1000)} s; the helper stopped waiting for it`, { kind: 'timeout' }));
+        reject(new ActionFailed(`${action} did not finish within ${ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`}; the helper stopped waiting for it`, { kind: 'timeout' }));
       }, ms);
     });
     try {
