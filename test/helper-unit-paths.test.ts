@@ -69,7 +69,7 @@ describe('mailsvc-helper.service lets the helper write exactly what its actions 
   it('the check is not a rubber stamp: without a directory, or without ProtectSystem=strict, it says so', () => {
     expect(unwritable(unit.replace('=-/etc/postfix ', '='))).toEqual(['apply-limits: /etc/postfix']);
     expect(unwritable(unit.replace('-/etc/dovecot/conf.d ', '').replace(' -/etc/fail2ban/jail.d', ''))).toEqual(['apply-limits: /etc/dovecot/conf.d', 'apply-limits: /etc/fail2ban/jail.d']);
-    expect(unwritable(unit.replace('PrivateTmp=yes', 'PrivateTmp=no')).sort()).toEqual(['apply-limits', 'dkim-signing-apply', 'nft-apply', 'nft-check'].map((a) => `${a}: ${tmpdir()}`));
+    expect(unwritable(unit.replace('PrivateTmp=yes', 'PrivateTmp=no')).sort()).toEqual(['apply-limits', 'dkim-signing-apply', 'firewall-apply'].map((a) => `${a}: ${tmpdir()}`));
     expect(() => unwritable(unit.replace('ProtectSystem=strict', 'ProtectSystem=full'))).toThrow(/ProtectSystem=strict/);
   });
 

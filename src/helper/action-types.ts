@@ -18,6 +18,12 @@ export type Param = {
 /** The program to run: argv only, no shell. */
 export type Command = { file: string; args: string[]; okCodes?: number[]; timeoutMs?: number };
 
+/** The helper's own log (root's journal): where a failed program's output goes, never into a reply. */
+export type ActionLog = { warn(fields: Record<string, unknown>, msg: string): void };
+
+/** What a `run` action gets besides its arguments: the log, and a signal that fires at its deadline. */
+export type RunContext = { log: ActionLog; signal: AbortSignal };
+
 /**
  * An action runs one program (`command`), or is done by the helper itself
  * (`run`: file operations that no program does safely, such as refusing to
@@ -25,8 +31,14 @@ export type Command = { file: string; args: string[]; okCodes?: number[]; timeou
  */
 export type ActionSpec = (
   | { summary: string; params: readonly Param[]; command(args: readonly string[], cfg: HelperConfig): Command }
-  | { summary: string; params: readonly Param[]; run(args: readonly string[], cfg: HelperConfig): Promise<HelperResult> }
+  | { summary: string; params: readonly Param[]; run(args: readonly string[], cfg: HelperConfig, ctx: RunContext): Promise<HelperResult> }
 ) & {
+  /**
+   * A `run` action's deadline (default 5 minutes): past it the caller gets
+   * `failed` (`exec.kind` `timeout`) and the signal in its context fires, so
+   * a stuck action never holds a connection.
+   */
+  deadlineMs?: number;
   /** The longest argument it takes (default 4096 characters; at most what fits a 64 KiB request line). */
   maxArgLength?: number;
   /**

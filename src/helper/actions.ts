@@ -1,13 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
-import { exec } from '../adapters/exec.js';
-import type { HelperResult } from '../adapters/helper-client.js';
+import { dirname, join } from 'node:path';
 import { parseIpNet } from '../shared/ip-net.js';
 import { normalizeAddress } from '../shared/mail-names.js';
 import { QUEUE_ID_BATCH, parseQueueIdList } from '../shared/queue-id.js';
 import { limitValues } from './limits-param.js';
 import { dkimActions } from './dkim-actions.js';
+import { FIREWALL_STATE_MAX, firewallState } from './firewall-param.js';
 
 export type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
 import type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
@@ -23,7 +21,7 @@ export const POSTFIX_DATA_DIR = '/var/lib/postfix';
 /** Writes nothing on disk: it signals a daemon, talks to its socket, or asks systemd. */
 const NOTHING = (): readonly string[] => [];
 const QUEUE = (): readonly string[] => [POSTFIX_QUEUE_DIR];
-/** The scratch directories (checker copies, the private nft copy): the unit's PrivateTmp. */
+/** The scratch directories (checker copies, the rendered nftables file): the unit's PrivateTmp. */
 const SCRATCH = (): string => tmpdir();
 /** Dovecot's conf.d beside its main file (MAILSVC_DOVECOT_CONFIG, Debian's by default), where apply-limits writes 99-mailsvc-limits.conf. */
 export const dovecotConfD = (cfg: HelperConfig): string => join(dirname(cfg.dovecotConfig ?? '/etc/dovecot/dovecot.conf'), 'conf.d');
@@ -72,73 +70,6 @@ const ipNet: Param = {
     if (!net) throw new Error('ip must be an IPv4 or IPv6 address or a CIDR network');
     return net.text;
   },
-};
-
-/**
- * The tables an nftables file names at its top level (`table`, `destroy table`,
- * `delete table`, `add table`), or null when it holds any other top-level
- * statement (`flush ruleset`, `include`, `define` …).
- */
-export function nftTopTables(text: string): string[] | null {
-  const tables = new Set<string>();
-  let depth = 0;
-  for (const line of text.split('\n')) {
-    const t = line.replace(/#.*$/, '').trim();
-    if (depth === 0 && t !== '') {
-      const m = /^(?:(?:add|destroy|delete)\s+)?table\s+(ip|ip6|inet|arp|bridge|netdev)\s+([A-Za-z][A-Za-z0-9_]{0,63})\s*(\{\s*)?(\}\s*)?$/.exec(t);
-      if (!m) return null;
-      tables.add(`${m[1]} ${m[2]}`);
-    }
-    depth += (t.match(/\{/g) ?? []).length - (t.match(/\}/g) ?? []).length;
-    if (depth < 0) return null;
-  }
-  return depth === 0 ? [...tables] : null;
-}
-
-/**
- * An nftables file that mailsvc wrote: an absolute path ending in `.nft`, no
- * `..`, at most 1 MiB, whose top-level statements all name ONE table. So the
- * helper never runs a file that flushes the ruleset or touches a second table.
- */
-const nftFile: Param = {
-  name: 'file',
-  validate(raw, cfg) {
-    if (!isAbsolute(raw) || raw.split('/').includes('..') || !/^[A-Za-z0-9/._-]+\.nft$/.test(raw)) throw new Error('file must be an absolute path to a .nft file');
-    nftText(raw, cfg);
-    return raw;
-  },
-};
-
-/** The file's text when it replaces exactly mailsvc's own table (MAILSVC_NFT_TABLE), and nothing else. */
-function nftText(path: string, cfg: HelperConfig): string {
-  let text: string;
-  try {
-    if (statSync(path).size > 1024 * 1024) throw new Error('too large');
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new Error(`cannot read the file: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  const tables = nftTopTables(text);
-  if (tables?.length !== 1) throw new Error('the file must only replace one nftables table (no flush ruleset, include, define or second table)');
-  if (tables[0] !== cfg.nftTable) throw new Error(`the file must only replace mailsvc's own table "${cfg.nftTable}" (MAILSVC_NFT_TABLE), not "${tables[0] ?? ''}"`);
-  return text;
-}
-
-/**
- * `nft [-c] -f` on a private copy of the file: the caller's directory is one
- * the caller can write, so the file it names could change between the check
- * above and nft reading it. The copy is read and checked once, then run.
- */
-const nftRun = (check: boolean) => async ([f]: readonly string[], cfg: HelperConfig): Promise<HelperResult> => {
-  const text = nftText(f ?? '', cfg);
-  const dir = mkdtempSync(join(tmpdir(), 'mailsvc-nft-'));
-  try {
-    const copy = join(dir, 'ruleset.nft');
-    writeFileSync(copy, text, { mode: 0o600 });
-    return await exec('nft', [...(check ? ['-c'] : []), '-f', copy], { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 };
 
 /** postsrsd reads its settings only at start: a restart (systemctl, or MAILSVC_SERVICE_MANAGER's program). */
@@ -237,12 +168,13 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
     { writes: QUEUE, summary: 'whether the Postfix mail system runs (postfix status: exit 0 running, 1 not)', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'status'], okCodes: [0, 1] }) },
   ],
   [
-    'nft-check',
-    { writes: () => [SCRATCH()], summary: "check an nftables file that replaces mailsvc's own table, without applying it (nft -c -f <file>)", params: [nftFile], run: nftRun(true) },
-  ],
-  [
-    'nft-apply',
-    { writes: () => [SCRATCH()], summary: "apply an nftables file that replaces mailsvc's own table as one transaction (nft -f <file>)", params: [nftFile], run: nftRun(false) },
+    'firewall-apply',
+    { writes: () => [SCRATCH()],
+      summary: "replace mailsvc's own nftables table (MAILSVC_NFT_TABLE) with the one the helper renders from <state> (the firewall settings as JSON, checked like the API checks them): nft -c -f, then nft -f, on a private copy",
+      params: [firewallState],
+      maxArgLength: FIREWALL_STATE_MAX,
+      run: async (args, cfg, ctx) => (await import('./firewall-action.js')).applyFirewall(args, cfg, ctx),
+    },
   ],
   [
     'mailsvc-restart',
@@ -283,7 +215,7 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
       summary: "render the limits into Postfix, Rspamd, Dovecot and fail2ban files, check each with its daemon's checker, reload; all or nothing (JSON outcome)",
       params: [limitValues],
       // The applier (renders, checkers, config applier) loads only when this action runs: the CLI's start-up reads this table.
-      run: async (args, cfg) => (await import('./limits-action.js')).applyLimits((daemon, c) => RELOAD[daemon as Daemon](c))(args, cfg),
+      run: async (args, cfg, ctx) => (await import('./limits-action.js')).applyLimits((daemon, c) => RELOAD[daemon as Daemon](c))(args, cfg, ctx),
     },
   ],
 ]);

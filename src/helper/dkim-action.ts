@@ -10,7 +10,8 @@ import { dkimKeyDir, dkimKeyPath, keyFileContent, signingPaths } from '../adapte
 import { postsrsdChecker, readExcludeDomains, setExcludeDomains } from '../adapters/postsrsd/postsrsd.js';
 import { groupId } from '../config/mail-settings.js';
 import type { DkimKeyAlgorithm } from '../shared/dkim-names.js';
-import type { Command, HelperConfig } from './action-types.js';
+import type { Command, HelperConfig, RunContext } from './action-types.js';
+import { publicApplyFailure } from './failure.js';
 import type { SigningSet } from './dkim-param.js';
 
 /**
@@ -92,8 +93,9 @@ async function rspamdRunning(): Promise<boolean> {
   return r?.code === 0;
 }
 
-const applyFailure = (r: Extract<ApplyResult, { ok: false }>, what: string): HelperResult =>
-  answer({ ok: false, status: 'failed', detail: `${r.stage} of ${what} failed: ${r.detail}.${r.restoreErrors.length ? ` Restoring failed for: ${r.restoreErrors.join('; ')}` : ' Every file was restored.'}` });
+/** A failed apply as the reply states it: stage and daemon; a checker's or daemon's output goes to the helper's log (failure.ts). */
+const applyFailure = (r: Extract<ApplyResult, { ok: false }>, what: string, ctx: RunContext, action: string): HelperResult =>
+  answer({ ok: false, status: 'failed', detail: publicApplyFailure(r, what, ctx.log, action) });
 
 const commandReloader = (cmd: Command): DaemonReloader => ({
   reload: async () => void (await exec(cmd.file, cmd.args, { timeoutMs: cmd.timeoutMs ?? 30_000, maxOutputBytes: 1024 * 1024 })),
@@ -105,7 +107,7 @@ const commandReloader = (cmd: Command): DaemonReloader => ({
  * staged copy, renamed, and Rspamd reloaded when it runs; restored on failure.
  */
 export function applySigning(reload: (cfg: HelperConfig) => Command) {
-  return async ([raw = '[]']: readonly string[], cfg: HelperConfig): Promise<HelperResult> => {
+  return async ([raw = '[]']: readonly string[], cfg: HelperConfig, ctx: RunContext): Promise<HelperResult> => {
     if (!existsSync(cfg.rspamdLocalDir)) return skipped(cfg);
     const set = JSON.parse(raw) as SigningSet;
     const domains = set.map((d) => ({ domain: d.domain, selectors: d.selectors.map((s) => ({ selector: s.selector, path: dkimKeyPath(cfg.rspamdLocalDir, d.domain, s.selector) })) }));
@@ -115,7 +117,7 @@ export function applySigning(reload: (cfg: HelperConfig) => Command) {
     const running = await rspamdRunning();
     const unit = { daemon: 'rspamd', files: [{ path: signingConf(cfg), content: renderDkimSigning(domains), mode: 0o644 }], checker: rspamdChecker(dirname(cfg.rspamdLocalDir)), reload: running };
     const r = await applyConfig([unit], new LocalFileHost(), commandReloader(reload(cfg)));
-    if (!r.ok) return applyFailure(r, 'rspamd');
+    if (!r.ok) return applyFailure(r, 'rspamd', ctx, 'dkim-signing-apply');
     const changed = r.changed.length + r.created.length > 0;
     const reloaded = r.reloaded.includes('rspamd');
     return answer({
@@ -143,7 +145,7 @@ export async function removeKey([domain = '', selector = '']: readonly string[],
  * `sh -n` checks it, rename, postsrsd restarted, restored on failure.
  */
 export function applySrsDomains(restart: (cfg: HelperConfig) => Command) {
-  return async ([list = '']: readonly string[], cfg: HelperConfig): Promise<HelperResult> => {
+  return async ([list = '']: readonly string[], cfg: HelperConfig, ctx: RunContext): Promise<HelperResult> => {
     const file = cfg.postsrsdDefaults;
     const host = new LocalFileHost();
     const current = await host.read(file);
@@ -153,7 +155,7 @@ export function applySrsDomains(restart: (cfg: HelperConfig) => Command) {
     if (readExcludeDomains(text)?.join(',') === domains.join(',')) return answer({ ok: true, status: 'unchanged', changed: false, restarted: false });
     const unit = { daemon: 'postsrsd', files: [{ path: file, content: setExcludeDomains(text, domains), mode: current.mode }], checker: postsrsdChecker(), reload: true };
     const r = await applyConfig([unit], host, commandReloader(restart(cfg)));
-    if (!r.ok) return applyFailure(r, 'postsrsd');
+    if (!r.ok) return applyFailure(r, 'postsrsd', ctx, 'srs-domains-apply');
     return answer({ ok: true, status: 'changed', changed: true, restarted: r.reloaded.includes('postsrsd') });
   };
 }

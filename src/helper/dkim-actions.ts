@@ -26,7 +26,7 @@ export function dkimActions(deps: { reloadRspamd: (cfg: HelperConfig) => Command
         summary: "render Rspamd's dkim_signing.conf from domain and selector names (key files derived, each must exist), rspamadm configtest on a staged copy, rename, reload Rspamd when it runs, restore on failure (JSON outcome)",
         params: [signingSet],
         maxArgLength: LONG_ARG,
-        run: async (args, cfg) => (await import('./dkim-action.js')).applySigning(reloadRspamd)(args, cfg),
+        run: async (args, cfg, ctx) => (await import('./dkim-action.js')).applySigning(reloadRspamd)(args, cfg, ctx),
       },
     ],
     [
@@ -43,7 +43,7 @@ export function dkimActions(deps: { reloadRspamd: (cfg: HelperConfig) => Command
         summary: "set postsrsd's SRS_EXCLUDE_DOMAINS (MAILSVC_POSTSRSD_DEFAULTS) to these domain names when it differs, sh -n, rename, restart postsrsd, restore on failure (JSON outcome)",
         params: [srsDomains],
         maxArgLength: LONG_ARG,
-        run: async (args, cfg) => (await import('./dkim-action.js')).applySrsDomains(restartPostsrsd)(args, cfg),
+        run: async (args, cfg, ctx) => (await import('./dkim-action.js')).applySrsDomains(restartPostsrsd)(args, cfg, ctx),
       },
     ],
   ];

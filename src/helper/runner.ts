@@ -6,10 +6,14 @@ import { HelperError } from '../adapters/helper-client.js';
 import type { HelperClient, HelperResult } from '../adapters/helper-client.js';
 import { MAX_ARG_LENGTH } from './protocol.js';
 import type { HelperAnswer } from './protocol.js';
+import { ActionFailed, logExecOutput, publicExecDetail } from './failure.js';
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 /** An answer before the server adds the request's id. */
 export type Outcome = WithoutId<HelperAnswer>;
+
+/** How long a `run` action may take unless it says otherwise (ActionSpec.deadlineMs). */
+export const RUN_DEADLINE_MS = 5 * 60_000;
 
 const clip = (s: string): string => (s.length > 200 ? `${s.slice(0, 200)}…` : s);
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -18,7 +22,9 @@ const message = (err: unknown): string => (err instanceof Error ? err.message : 
  * Validates an action and its arguments against the fixed table, runs the
  * program through `exec` (no shell, minimal environment, timeout, output cap)
  * and logs every call: action, arguments (secret ones redacted), result and
- * duration. A refused call runs nothing.
+ * duration. A refused call runs nothing. A failed program's output goes to
+ * this log only: a reply says which program failed and how (exit code,
+ * signal), never what it printed, which may quote a file it read.
  */
 export class HelperRunner {
   constructor(
@@ -58,17 +64,41 @@ export class HelperRunner {
       }
     }
     try {
-      if ('run' in spec) return done({ ok: true, ...(await spec.run(args, this.cfg)) });
+      if ('run' in spec) return done({ ok: true, ...(await this.runWithDeadline(action, spec, args)) });
       const cmd = spec.command(args, this.cfg);
       const r = await exec(cmd.file, cmd.args, { timeoutMs: cmd.timeoutMs ?? 30_000, okCodes: cmd.okCodes ?? [0], maxOutputBytes: 1024 * 1024 });
       return done({ ok: true, ...r });
     } catch (err) {
-      if (err instanceof ExecError) return done({ ok: false, error: 'failed', detail: err.message, exec: { kind: err.kind, ...(err.code === undefined ? {} : { code: err.code }) } });
+      if (err instanceof ExecError) {
+        logExecOutput(this.log, action, err);
+        return done({ ok: false, error: 'failed', detail: publicExecDetail(err), exec: execOf(err) });
+      }
+      if (err instanceof ActionFailed) return done({ ok: false, error: 'failed', detail: err.message, ...(err.exec ? { exec: err.exec } : {}) });
       // The helper's own file work (`run`): the reason, never the content.
       return done({ ok: false, error: 'failed', detail: clip(message(err)) });
     }
   }
+
+  /** A `run` action, answered `failed` (timeout) at its deadline: one stuck action never holds its connection. */
+  private async runWithDeadline(action: string, spec: Extract<ActionSpec, { run: unknown }>, args: string[]): Promise<HelperResult> {
+    const ms = spec.deadlineMs ?? RUN_DEADLINE_MS;
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(new ActionFailed(`${action} did not finish within ${ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`}; the helper stopped waiting for it`, { kind: 'timeout' }));
+      }, ms);
+    });
+    try {
+      return await Promise.race([spec.run(args, this.cfg, { log: this.log, signal: abort.signal }), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 }
+
+const execOf = (err: ExecError): { kind: ExecError['kind']; code?: number } => ({ kind: err.kind, ...(err.code === undefined ? {} : { code: err.code }) });
 
 /** An answer as the caller sees it: a result, or a typed HelperError. */
 export function resultOf(outcome: Outcome): HelperResult {

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { LocalFileHost, applyConfig, dovecotChecker, fail2banChecker, postfixChecker, rspamdChecker } from '../config-applier/index.js';
-import type { ApplyUnit, ConfigChecker, ConfigFileHost, DaemonReloader, RenderedFile } from '../config-applier/index.js';
+import type { ApplyFailure, ApplyUnit, ConfigChecker, ConfigFileHost, DaemonReloader, RenderedFile } from '../config-applier/index.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
 import type { DaemonState } from './daemon-state.js';
 import { renderDovecot, renderMainCf, renderRspamd } from './render.js';
@@ -11,8 +11,12 @@ import type { RspamdFiles } from './render.js';
 
 export type DaemonOutcome = { daemon: string; status: 'changed' | 'unchanged' | 'skipped'; detail: string; reloaded: boolean };
 export type ApplyReport = { daemons: DaemonOutcome[]; changed: string[]; created: string[]; milliseconds: number };
-/** What `limits apply` did: the report, or why nothing changed (every file restored, or what could not be). */
-export type LimitsApplyOutcome = { ok: true; report: ApplyReport } | { ok: false; detail: string };
+/**
+ * What `limits apply` did: the report, or why nothing changed (every file
+ * restored, or what could not be). `failure` is the applier's own account,
+ * checkers' output included: the helper logs it and sends a fixed sentence.
+ */
+export type LimitsApplyOutcome = { ok: true; report: ApplyReport } | { ok: false; detail: string; failure?: ApplyFailure };
 
 type Daemon = 'postfix' | 'rspamd' | 'dovecot' | 'fail2ban';
 export type Checkers = Record<Daemon, (dir: string) => ConfigChecker>;
@@ -77,7 +81,7 @@ export class LimitsApplier {
     const r = await applyConfig(units, this.host, this.reloader);
     if (!r.ok) {
       const restore = r.restoreErrors.length ? ` Restoring failed for: ${r.restoreErrors.join('; ')}` : ' Every file was restored.';
-      return { ok: false, detail: `limits apply: ${r.stage} of ${r.daemon} failed: ${r.detail}.${restore}` };
+      return { ok: false, detail: `limits apply: ${r.stage} of ${r.daemon} failed: ${r.detail}.${restore}`, failure: r };
     }
     const touched = new Set([...r.changed, ...r.created]);
     const daemons: DaemonOutcome[] = units.map((u) => {

@@ -1,29 +1,21 @@
-import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { HelperClient } from '../helper-client.js';
+import type { FirewallState } from '../../shared/firewall-rules.js';
 
 /** The JSON of `nft -j list ruleset`: a list of objects, one key each (`metainfo`, `table`, `chain`, `rule` …). */
 export type NftJson = { nftables: Record<string, Record<string, unknown>>[] };
 
 /**
- * nftables through the privileged helper: a ruleset file is checked
- * (`nft -c -f`) and then applied (`nft -f`) as one transaction, so a file
- * that fails leaves the running ruleset as it was. The file is written to
- * `dir` (the data directory), where the helper can read it.
+ * nftables through the privileged helper. The firewall travels as data (its
+ * settings, checked again by the helper with the same parser); the helper
+ * renders mailsvc's table from them itself, checks it (`nft -c -f`) and
+ * applies it (`nft -f`) as one transaction, so a refused ruleset leaves the
+ * running one as it was. No file is written on this side.
  */
 export class NftClient {
-  constructor(private readonly helper: HelperClient, private readonly dir: string) {}
+  constructor(private readonly helper: HelperClient) {}
 
-  async apply(ruleset: string): Promise<void> {
-    const file = join(this.dir, `firewall-${randomBytes(6).toString('hex')}.nft`);
-    writeFileSync(file, ruleset, { mode: 0o644 });
-    try {
-      await this.helper.run('nft-check', [file]);
-      await this.helper.run('nft-apply', [file]);
-    } finally {
-      rmSync(file, { force: true });
-    }
+  async apply(state: FirewallState): Promise<void> {
+    await this.helper.run('firewall-apply', [JSON.stringify(state)]);
   }
 
   async listRuleset(): Promise<NftJson> {

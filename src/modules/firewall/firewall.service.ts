@@ -4,7 +4,8 @@ import { AppError } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import { parseLooseNet } from '../../shared/ip-net.js';
 import type { FirewallRepository } from './firewall.repository.js';
-import { allows, compileRuleset, parseRules } from './rules.js';
+import { HELPER_LIST_ARG_MAX } from '../../shared/dkim-names.js';
+import { allows, parseRules } from './rules.js';
 import type { FirewallRule, FirewallState } from './rules.js';
 
 export type FirewallView = FirewallState & { confirm_by?: string };
@@ -19,7 +20,7 @@ export class FirewallService {
     private readonly repo: FirewallRepository,
     private readonly nft: Pick<NftClient, 'apply'>,
     private readonly clock: Clock,
-    private readonly opts: { table: string; revertSeconds: number; sshPort: number; apiPort: number },
+    private readonly opts: { revertSeconds: number; sshPort: number; apiPort: number },
   ) {}
 
   async get(): Promise<FirewallView> {
@@ -39,6 +40,12 @@ export class FirewallService {
       next['firewall-enabled'] = en;
     }
     if (change['firewall-rules-json'] !== undefined) next['firewall-rules-json'] = parseRules(change['firewall-rules-json']);
+    // The helper takes the state as one argument of its request line: measured as it travels (JSON-escaped).
+    const size = JSON.stringify(JSON.stringify(next)).length;
+    if (size > HELPER_LIST_ARG_MAX) {
+      const message = `the rules take ${size} characters as sent to the privileged helper, at most ${HELPER_LIST_ARG_MAX} fit: use fewer rules or port groups and ranges`;
+      throw new AppError('validation', `firewall-rules-json: ${message}`, { errors: [{ path: 'firewall-rules-json', message }] });
+    }
     return next;
   }
 
@@ -56,8 +63,8 @@ export class FirewallService {
   }
 
   /**
-   * Checks, compiles and applies the state (nft -c -f, then nft -f: the old
-   * table stays when either fails), then stores it. A state that locks the
+   * Checks the state and has the helper apply it (it renders the table, nft
+   * -c -f, then nft -f: the old table stays when either fails), then stores it. A state that locks the
    * caller out is refused (409) unless forced; a forced one reverts after
    * `revertSeconds` unless confirmed.
    */
@@ -121,7 +128,8 @@ export class FirewallService {
     return true;
   }
 
+  /** The state as data: the helper checks it again and renders mailsvc's table (MAILSVC_NFT_TABLE) itself. */
   private async apply(state: FirewallState): Promise<void> {
-    await this.nft.apply(compileRuleset(this.opts.table, state));
+    await this.nft.apply(state);
   }
 }

@@ -12,8 +12,7 @@ export { compileRuleset } from './rules.js';
 
 export function createFirewallModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'helper' | 'log'>) {
   const { settings } = infra;
-  const service = new FirewallService(new FirewallRepository(infra.db), new NftClient(infra.helper, settings.dataDir), infra.clock, {
-    table: settings.nftTable,
+  const service = new FirewallService(new FirewallRepository(infra.db), new NftClient(infra.helper), infra.clock, {
     revertSeconds: settings.firewallRevertSeconds,
     sshPort: 22,
     apiPort: settings.apiPort,

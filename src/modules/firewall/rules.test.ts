@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findProgram } from '../../../test/helpers/mail-daemons.js';
 import { skipNotice } from '../../../test/helpers/services.js';
-import { nftTopTables } from '../../helper/actions.js';
-import { compileRuleset, parsePorts, parseRules } from './rules.js';
+import { compileRuleset, parseFirewallState, parsePorts, parseRules } from './rules.js';
 import type { FirewallState } from './rules.js';
 
 const haveNft = findProgram('nft') !== null && findProgram('unshare') !== null;
@@ -44,7 +43,7 @@ describe('firewall rules', () => {
 
   it('compiles to one file that replaces only its table; disabled rules are left out', () => {
     const text = compileRuleset('inet mailsvc', STATE);
-    expect(nftTopTables(text)).toEqual(['inet mailsvc']);
+    expect(text.split('\n').filter((l) => /^\S/.test(l))).toEqual(['table inet mailsvc {}', 'delete table inet mailsvc', 'table inet mailsvc {', '}']);
     expect(text.startsWith('table inet mailsvc {}\ndelete table inet mailsvc\ntable inet mailsvc {\n')).toBe(true);
     expect(text).toContain('tcp dport { 22, 25, 465, 587, 110, 995, 143, 993, 4190, 8000-8100 } accept');
     expect(text).toContain('ip6 saddr 2001:db8::/64 udp dport { 53 } accept');
@@ -53,11 +52,19 @@ describe('firewall rules', () => {
     expect(compileRuleset('inet mailsvc', { ...STATE, 'firewall-enabled': 'no' })).toBe('table inet mailsvc {}\ndelete table inet mailsvc\n');
   });
 
-  it('the helper refuses a file that flushes the ruleset or names a second table', () => {
-    expect(nftTopTables('flush ruleset\ntable inet mailsvc {}\n')).toBeNull();
-    expect(nftTopTables('table inet mailsvc {}\ntable ip other {}\n')).toEqual(['inet mailsvc', 'ip other']);
-    expect(nftTopTables('include "/etc/x"\n')).toBeNull();
-    expect(nftTopTables('table inet mailsvc {\n')).toBeNull();
+  it('a whole state (what the helper takes): both keys, no other, each rule checked; canonical form back', () => {
+    const raw = { 'firewall-enabled': 'yes', 'firewall-rules-json': [{ ports: ' 22  web ', protocol: 'tcp', source: '2001:DB8::/64', enabled: 'yes' }] };
+    expect(parseFirewallState(raw)).toEqual({ 'firewall-enabled': 'yes', 'firewall-rules-json': [{ ports: '22 web', protocol: 'tcp', source: '2001:db8::/64', enabled: 'yes' }] });
+    const cases: [unknown, string][] = [
+      [[], 'state'],
+      [null, 'state'],
+      [{ 'firewall-rules-json': [] }, 'firewall-enabled'],
+      [{ 'firewall-enabled': 'yes' }, 'firewall-rules-json'],
+      [{ 'firewall-enabled': 'yes', 'firewall-rules-json': [], ruleset: 'flush ruleset' }, 'ruleset'],
+      [{ 'firewall-enabled': 'yes\nflush ruleset', 'firewall-rules-json': [] }, 'firewall-enabled'],
+      [{ 'firewall-enabled': 'yes', 'firewall-rules-json': [{ ports: '22 } include "/etc/shadow"', protocol: 'tcp', source: '', enabled: 'yes' }] }, 'firewall-rules-json[0].ports'],
+    ];
+    for (const [value, path] of cases) expect(() => parseFirewallState(value), path).toThrow(new RegExp(`^${path.replace(/[[\]]/g, '\\$&')}: `));
   });
 
   // In a network namespace of its own (unshare -rn): never the machine's ruleset.
