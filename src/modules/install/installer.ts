@@ -145,7 +145,7 @@ export async function install(input: InstallInput): Promise<InstallReport> {
     `set the administrator password: mailsvc admin set-password (writes MAILSVC_ADMIN_PASSWORD_HASH into ${SETTINGS_FILE})`,
     'put nginx in front: deploy/nginx/mailsvc.conf into /etc/nginx/sites-enabled/, with your certificate; nginx -t && systemctl reload nginx',
     'connect Postfix and Dovecot: deploy/postfix/README.md, deploy/dovecot/README.md',
-    `settings for the privileged helper (daemon paths), if not the Debian defaults: /etc/mailsvc/helper.env`,
+    `settings for the privileged helper (daemon paths), if not the Debian defaults: /etc/mailsvc/helper.env (root:root 0600; a re-run of mailsvc install sets that)`,
   );
   return r;
 }
