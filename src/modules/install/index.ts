@@ -10,6 +10,8 @@ import { readSwitches } from './unit-plan.js';
 
 export type { InstallReport } from './installer.js';
 export { installCommands } from './commands.js';
+export { ownershipPlan, snapshotsDir } from './ownership-plan.js';
+export type { PlanEntry, Role } from './ownership-plan.js';
 
 /** `mailsvc install` / `uninstall` (docs/install.md). */
 export function createInstallModule(infra: Pick<Infra, 'settings'>) {
@@ -17,9 +19,10 @@ export function createInstallModule(infra: Pick<Infra, 'settings'>) {
   const switches = () => readSwitches({ ...readSettingsFile(s.configFile), ...process.env }, s.updates.installRoot);
   const pkg = packageRoot();
   return {
-    install: (root: string): Promise<InstallReport> =>
+    install: (root: string, serviceUser?: string): Promise<InstallReport> =>
       install({
         root,
+        serviceUser,
         switches: switches(),
         packageRoot: pkg,
         layout: s.layout,

@@ -1,7 +1,8 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { exec } from '../../adapters/exec.js';
 import { AppError } from '../../shared/errors.js';
+import { applyPlan, BACKUP_DIR, COMMAND_LINK as LINK, plannedDirs, serviceIds, SETTINGS_FILE, UNIT_DIR } from './ownership-plan.js';
 import { renderUnits, UNITS } from './unit-plan.js';
 import type { InstallSwitches } from './unit-plan.js';
 
@@ -26,18 +27,15 @@ export type InstallInput = {
   templateDir: string;
   /** Applies the schema migrations as the service user (host mode only). */
   migrate(): Promise<string>;
+  /**
+   * The user the service runs as (default mailsvc; on the host it must be
+   * mailsvc, the name the units carry). With --root the ownership plan is
+   * applied for it when it exists and this runs as root.
+   */
+  serviceUser?: string;
 };
 
-const UNIT_DIR = '/etc/systemd/system';
-const SETTINGS_FILE = '/etc/mailsvc/mailsvc.conf';
-const LINK = '/usr/local/bin/mailsvc';
-const DIRS: [string, number][] = [
-  ['/etc/mailsvc', 0o750],
-  ['/var/lib/mailsvc', 0o2770],
-  ['/var/log/mailsvc', 0o750],
-  ['/var/backups/mailsvc', 0o750],
-];
-
+const SERVICE_USER = 'mailsvc';
 function settingsFile(s: InstallSwitches): string {
   return [
     '# mailsvc settings (KEY=VALUE; the environment wins). Written once by mailsvc install, never overwritten.',
@@ -66,30 +64,28 @@ export async function install(input: InstallInput): Promise<InstallReport> {
   const r: InstallReport = { root: input.root, done: [], skipped: [], left: [] };
   const s = input.switches;
 
+  const user = input.serviceUser ?? SERVICE_USER;
+  if (host && user !== SERVICE_USER) throw new AppError('bad_request', `on the host the service user is ${SERVICE_USER} (the units name it): --service-user is for --root renders`);
   if (host) {
-    const known = await exec('getent', ['passwd', 'mailsvc'], { okCodes: [0, 2] });
-    if (known.code === 0) r.done.push('user mailsvc exists');
+    const known = await exec('getent', ['passwd', user], { okCodes: [0, 2] });
+    if (known.code === 0) r.done.push(`user ${user} exists`);
     else {
-      await sh('useradd', ['--system', '--home-dir', '/var/lib/mailsvc', '--shell', '/usr/sbin/nologin', '--user-group', 'mailsvc']);
-      r.done.push('created the system user mailsvc');
+      await sh('useradd', ['--system', '--home-dir', '/var/lib/mailsvc', '--shell', '/usr/sbin/nologin', '--user-group', user]);
+      r.done.push(`created the system user ${user}`);
     }
-  } else r.skipped.push('user mailsvc (not with --root)');
+  } else r.skipped.push(`user ${user} (not with --root)`);
 
-  for (const [dir, mode] of [...DIRS, [s.installRoot, 0o755] as [string, number], [join(s.installRoot, 'releases'), 0o755] as [string, number]]) {
-    mkdirSync(at(dir), { recursive: true });
-    chmodSync(at(dir), mode);
-    if (host && dir !== '/etc/mailsvc') await sh('chown', ['mailsvc:mailsvc', dir]);
-    if (host && dir === '/etc/mailsvc') await sh('chown', ['root:mailsvc', dir]);
-  }
-  r.done.push(`directories ${[...DIRS.map(([d]) => d), s.installRoot].join(', ')}`);
+  const dirs = plannedDirs(s.installRoot);
+  for (const d of dirs) mkdirSync(at(d.path), { recursive: true }); // modes and owners: the plan, below
+  r.done.push(`directories ${dirs.map((d) => d.path).join(', ')}`);
 
   // The release: releases/<version> and `current`, unless this program already runs from there.
   const release = join(s.installRoot, 'releases', input.version);
   if (input.layout === 'checkout') {
     r.skipped.push('copying the release and the current link (this runs from a checkout: unpack a release archive and run its bin mailsvc install)');
   } else if (!existsSync(at(release))) {
-    await sh('cp', ['-a', input.packageRoot, at(release)]);
-    if (host) await sh('chown', ['-R', 'mailsvc:mailsvc', release]);
+    // A copy owned by whoever copies (root), not by the files' owner: ownership and modes are set by the plan below.
+    await sh('cp', ['-R', '--preserve=timestamps', input.packageRoot, at(release)]);
     r.done.push(`copied this release to ${release}`);
   }
   const current = at(join(s.installRoot, 'current'));
@@ -107,7 +103,6 @@ export async function install(input: InstallInput): Promise<InstallReport> {
   if (existsSync(at(SETTINGS_FILE))) r.done.push(`kept the settings file ${SETTINGS_FILE}`);
   else {
     writeFileSync(at(SETTINGS_FILE), settingsFile(s), { mode: 0o640 });
-    if (host) await sh('chown', ['root:mailsvc', SETTINGS_FILE]);
     r.done.push(`wrote the settings file ${SETTINGS_FILE}`);
   }
 
@@ -128,6 +123,12 @@ export async function install(input: InstallInput): Promise<InstallReport> {
     writeFileSync(path, u.text, { mode: 0o644 });
   }
   const enabled = units.filter((u) => u.enable).map((u) => u.name);
+  // Owners and modes (docs/security.md, Privilege map): code, units and settings root's, data the service's.
+  const ids = process.getuid?.() === 0 ? await serviceIds(user) : null;
+  if (host && !ids) throw new AppError('unavailable', `the user ${user} does not exist`);
+  const applied = await applyPlan(at, s.installRoot, ids, units.map((u) => u.name));
+  if (ids) r.done.push(`owners and modes set (service user ${user}): ${applied.join(', ')}`);
+  else r.skipped.push(`owners (no user ${user}, or not root): only the modes of ${applied.join(', ')} were set`);
   r.done.push(`rendered ${units.filter((u) => existsSync(at(join(UNIT_DIR, u.name)))).length} units into ${UNIT_DIR} (enabled: ${enabled.join(', ')})`);
 
   if (host) {
@@ -144,7 +145,7 @@ export async function install(input: InstallInput): Promise<InstallReport> {
     `set the administrator password: mailsvc admin set-password (writes MAILSVC_ADMIN_PASSWORD_HASH into ${SETTINGS_FILE})`,
     'put nginx in front: deploy/nginx/mailsvc.conf into /etc/nginx/sites-enabled/, with your certificate; nginx -t && systemctl reload nginx',
     'connect Postfix and Dovecot: deploy/postfix/README.md, deploy/dovecot/README.md',
-    `settings for the privileged helper (daemon paths), if not the Debian defaults: /etc/mailsvc/helper.env`,
+    `settings for the privileged helper (daemon paths), if not the Debian defaults: /etc/mailsvc/helper.env (root:root 0600; a re-run of mailsvc install sets that)`,
   );
   return r;
 }
@@ -171,11 +172,11 @@ export async function uninstall(root: string, installRoot: string): Promise<Inst
   }
   if (existsSync(at(installRoot))) {
     rmSync(at(installRoot), { recursive: true, force: true });
-    r.done.push(`removed the releases in ${installRoot}`);
+    r.done.push(`removed the releases and the update snapshots in ${installRoot}`);
   }
   r.left.push(
-    'kept the data: /var/lib/mailsvc (database, keys), /var/backups/mailsvc, /var/log/mailsvc, the settings in /etc/mailsvc',
-    'kept the user mailsvc (files above belong to it): userdel mailsvc when nothing is left',
+    `kept the data: /var/lib/mailsvc (database, keys), ${BACKUP_DIR}, /var/log/mailsvc, the settings in /etc/mailsvc`,
+    'kept the user mailsvc (its data and logs belong to it): userdel mailsvc when nothing is left',
   );
   return r;
 }

@@ -10,6 +10,7 @@ import type { ApplyUpdateInput } from './schema.js';
 import { UpdateService, publicKeyPath } from './update.service.js';
 
 export { UpdateCheckSchema, ApplyUpdateBody } from './schema.js';
+export { lockDownTree } from './install-tree.js';
 export type { UpdateCheck, ApplyUpdateInput, UpdateReport } from './schema.js';
 export type { UpdateService } from './update.service.js';
 export type { DatabaseSnapshotter, Snapshot } from './db-snapshot.js';
@@ -62,7 +63,6 @@ export function createUpdatesModule(infra: Pick<Infra, 'settings' | 'db' | 'outb
             updates: service,
             snapshotter: deps.snapshotter ?? createSnapshotter(infra.dialect, s.databaseUrl),
             helper: infra.helper,
-            dataDir: s.dataDir,
             probe,
             env: Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
           },

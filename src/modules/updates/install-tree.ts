@@ -1,5 +1,20 @@
-import { existsSync, mkdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { AppError } from '../../shared/errors.js';
 import { basename, isAbsolute, join, resolve } from 'node:path';
+import { exec } from '../../adapters/exec.js';
+
+/**
+ * Makes a release tree root's code: with `chown` every entry root:root (links
+ * themselves, never followed), and in any case directories 0755, files
+ * 0644 or 0755, no setuid/setgid bit, nothing group- or other-writable.
+ */
+export async function lockDownTree(dir: string, chown: boolean): Promise<void> {
+  // chmod follows a link named on its command line: only a real directory is handed to it.
+  if (!lstatSync(dir).isDirectory()) throw new AppError('conflict', `${dir} is not a directory: refusing to set its owner and modes`);
+  if (chown) await exec('chown', ['-R', '-P', '-h', '0:0', dir], { timeoutMs: 600_000 });
+  // chmod never follows the links it meets inside a tree.
+  await exec('chmod', ['-R', 'u=rwX,go=rX,ug-s', dir], { timeoutMs: 600_000 });
+}
 
 /**
  * An installation: `<root>/releases/<version>/` (each an unpacked package) and
@@ -18,6 +33,25 @@ export class InstallTree {
   }
   releaseDir(version: string): string {
     return join(this.releases, version);
+  }
+
+  /**
+   * Root (the update job) works only in a tree the service user cannot
+   * change: the installation root and releases/ are root's real directories,
+   * writable by nobody else. `mailsvc install` makes them so.
+   */
+  assertRootOwned(): void {
+    for (const dir of [this.root, this.releases]) {
+      let st;
+      try {
+        st = lstatSync(dir);
+      } catch {
+        continue; // made below, by root
+      }
+      if (!st.isDirectory() || st.uid !== 0 || (st.mode & 0o022) !== 0) {
+        throw new AppError('conflict', `${dir} must be a directory owned by root and writable by no one else (run mailsvc install again to set the owners): refusing to update as root`);
+      }
+    }
   }
 
   /** The release directory `current` points at, or null when there is none. */
@@ -43,11 +77,16 @@ export class InstallTree {
     renameSync(tmp, this.current);
   }
 
+  /** Database snapshots taken before an update's migrations: root's, 0700, beside the releases (never in the service's data directory). */
+  get snapshots(): string {
+    return join(this.root, 'snapshots');
+  }
+
   /** Scratch space for downloads and unpacking, on the same file system as releases/ (renames stay atomic). */
   incoming(): string {
     const dir = join(this.releases, '.incoming');
     rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true, mode: 0o750 });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     return dir;
   }
 

@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -261,6 +261,14 @@ describe('update apply end to end (SQLite, real releases, real service)', () => 
     expect(job.result).toMatchObject({ from: '1.0.0', to: '1.1.0', outcome: 'updated' });
     expect(job.result.steps.map((s) => s.step)).toEqual(['check', 'download', 'verify', 'unpack', 'snapshot', 'migrate', 'switch', 'restart', 'health']);
     expect(currentTarget()).toBe(join('releases', '1.1.0'));
+    // Root's code (the job runs as root here, as its unit does): root-owned, writable by no one else.
+    for (const f of ['', 'dist', 'dist/bundle/mailsvc.js', 'package.json']) {
+      const st = lstatSync(join(root, 'releases', '1.1.0', f));
+      expect({ f, uid: st.uid, gid: st.gid, groupOrOtherWritable: (st.mode & 0o022) !== 0, setid: (st.mode & 0o6000) !== 0 }).toEqual({ f, uid: 0, gid: 0, groupOrOtherWritable: false, setid: false });
+    }
+    // The snapshot in root's 0700 directory beside the releases, not in the service's data directory.
+    expect((job.result as unknown as { snapshot: string }).snapshot.startsWith(join(root, 'snapshots') + '/')).toBe(true);
+    expect(lstatSync(join(root, 'snapshots')).mode & 0o777).toBe(0o700);
     expect(pid()).not.toBe(before);
     await waitHealthy('1.1.0');
     expect(greylistDelay()).toBe('77');

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { downloadPinned } from '../../adapters/outbound/pinned-get.js';
 import { exec } from '../../adapters/exec.js';
@@ -7,7 +7,7 @@ import { AppError } from '../../shared/errors.js';
 import type { JobContext } from '../jobs/index.js';
 import type { DatabaseSnapshotter, Snapshot } from './db-snapshot.js';
 import { parseSha256File } from './feed.js';
-import { InstallTree } from './install-tree.js';
+import { InstallTree, lockDownTree } from './install-tree.js';
 import type { ApplyUpdateInput, UpdateReport } from './schema.js';
 import { fetchError } from './update.service.js';
 import type { UpdateService } from './update.service.js';
@@ -18,7 +18,6 @@ export type ApplyDeps = {
   updates: UpdateService;
   snapshotter: DatabaseSnapshotter;
   helper: HelperClient;
-  dataDir: string;
   /** Where the restarted service answers. */
   probe: HealthProbe;
   /** The environment `db migrate` of the new release runs with (the service's settings). */
@@ -60,6 +59,9 @@ export async function applyUpdate(deps: ApplyDeps, input: ApplyUpdateInput, ctx:
   const { updates } = deps;
   const settings = updates.deps.settings;
   const tree = new InstallTree(settings.installRoot);
+  // As root (mailsvc-update@.service), only into a tree the service user cannot write: it holds the code root runs.
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) tree.assertRootOwned();
 
   await step(0.02, 'check', 'checking the channel feed');
   const check = await updates.check();
@@ -97,13 +99,15 @@ export async function applyUpdate(deps: ApplyDeps, input: ApplyUpdateInput, ctx:
   await step(0.35, 'unpack', `unpacking into releases/${to}`);
   const unpack = join(incoming, 'unpack');
   await exec('mkdir', ['-p', unpack]);
-  await exec('tar', ['-xzf', archive, '-C', unpack, '--no-same-owner'], { timeoutMs: TEN_MINUTES });
+  // Owned by whoever unpacks (root), modes under the umask: nothing in the archive sets an owner or a setuid bit.
+  await exec('sh', ['-c', 'umask 022 && exec tar -xzf "$1" -C "$2" --no-same-owner --no-same-permissions', 'tar', archive, unpack], { timeoutMs: TEN_MINUTES });
   const top = readdirSync(unpack);
   const pkgFile = join(unpack, name, 'package.json');
   if (top.length !== 1 || top[0] !== name || !existsSync(pkgFile) || (JSON.parse(readFileSync(pkgFile, 'utf8')) as { version?: string }).version !== to) {
     rmSync(incoming, { recursive: true, force: true });
     throw new AppError('upstream', `refused ${name}.tar.gz: it does not hold one directory ${name}/ with version ${to}; nothing was changed`);
   }
+  await lockDownTree(join(unpack, name), asRoot);
   const target = tree.releaseDir(to);
   if (target === previous) throw new AppError('conflict', `${to} is the release running`);
   rmSync(target, { recursive: true, force: true });
@@ -117,7 +121,10 @@ export async function applyUpdate(deps: ApplyDeps, input: ApplyUpdateInput, ctx:
   let restarted = false;
   try {
     await step(0.45, 'snapshot', 'taking a database snapshot');
-    snapshot = await deps.snapshotter.take(join(deps.dataDir, 'update-snapshots', `${new Date().toISOString().replace(/[:.]/g, '-')}-${from}-to-${to}`));
+    // Root writes the snapshot into its own 0700 directory beside the releases, never into the service's data directory.
+    mkdirSync(tree.snapshots, { recursive: true, mode: 0o700 });
+    chmodSync(tree.snapshots, 0o700);
+    snapshot = await deps.snapshotter.take(join(tree.snapshots, `${new Date().toISOString().replace(/[:.]/g, '-')}-${from}-to-${to}`));
 
     await step(0.6, 'migrate', `running the migrations of ${to}`);
     try {
@@ -167,7 +174,7 @@ export async function applyUpdate(deps: ApplyDeps, input: ApplyUpdateInput, ctx:
     throw new AppError('upstream', `the update from ${from} to ${to} failed (${reason}) and was rolled back in ${seconds} s: ${back.join('; ') || 'nothing had changed'}`);
   }
   await deps.probe.close(probeKey).catch(() => undefined);
-  pruneSnapshots(join(deps.dataDir, 'update-snapshots'), KEEP_SNAPSHOTS);
+  pruneSnapshots(tree.snapshots, KEEP_SNAPSHOTS);
   const last = steps.at(-1);
   if (last) last.seconds = (Date.now() - stepStart) / 1000;
   return { from, to, outcome: 'updated', seconds: (Date.now() - started) / 1000, steps, snapshot: snapshot.dir };

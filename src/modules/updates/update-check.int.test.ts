@@ -68,7 +68,7 @@ describe('update check against a real feed', () => {
     expect(await service().check()).toMatchObject({ downgrade: true, downgrade_allowed: false });
     // The job refuses it even with allow_downgrade, before it downloads anything.
     const ctx = { progress: () => Promise.resolve(), signal: new AbortController().signal };
-    const deps = { updates: service(), snapshotter: { take: () => Promise.reject(new Error('no')), restore: () => Promise.reject(new Error('no')) }, helper: { run: () => Promise.reject(new Error('no')) }, dataDir: dir, env: {}, probe: { baseUrl: 'http://127.0.0.1:1', open: () => Promise.reject(new Error('no')), close: () => Promise.resolve() } };
+    const deps = { updates: service(), snapshotter: { take: () => Promise.reject(new Error('no')), restore: () => Promise.reject(new Error('no')) }, helper: { run: () => Promise.reject(new Error('no')) }, env: {}, probe: { baseUrl: 'http://127.0.0.1:1', open: () => Promise.reject(new Error('no')), close: () => Promise.resolve() } };
     const err = await applyUpdate(deps, { allow_downgrade: true }, ctx).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe('conflict');
