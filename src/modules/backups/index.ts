@@ -62,6 +62,8 @@ export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'dial
     health,
     remote,
     /** The systemd units from ONCALENDAR; written (and verified) into `dir` when given. */
+    /** The root-only key that authenticates every manifest (backup show names it). */
+    manifestKeyFile: settings.backup.manifestKeyFile,
     units: async (dir?: string) => (dir ? writeUnits(settings.backup.onCalendar, dir) : renderUnits(settings.backup.onCalendar)),
     routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).backupRoutes(app, { service, runner: deps.runner, show, set }, kit.hooks, kit.errors),
   };
