@@ -40,7 +40,8 @@ function sign(manifest: Buffer, key: Buffer): string {
   return `hmac-sha256 ${id} ${createHmac('sha256', key).update(manifest).digest('hex')}\n`;
 }
 
-const hostKey = (t: Host): Buffer => Buffer.from(readFileSync(join(t.data, 'backup-manifest.key'), 'utf8').trim(), 'base64');
+/** This host's manifest key (a code without manifest keys has none: any key will do, it checks none). */
+const hostKey = (t: Host): Buffer => (existsSync(join(t.data, 'backup-manifest.key')) ? Buffer.from(readFileSync(join(t.data, 'backup-manifest.key'), 'utf8').trim(), 'base64') : randomBytes(32));
 
 /**
  * A copy of the good backup under `<dir>/planted/<id>`, its config.tar with
