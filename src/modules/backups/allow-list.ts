@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import { dirname, resolve, sep } from 'node:path';
 import type { TarMember } from '../../adapters/tar/index.js';
 import { restoreAllowList } from '../../config/backup-settings.js';
@@ -23,6 +23,14 @@ function gidOf(group: string): number | null {
   return Number.isInteger(gid) ? gid : null;
 }
 
+function linkAt(path: string): string | null {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return null;
+  }
+}
+
 function owner(path: string): { uid: number; gid: number } | null {
   try {
     const st = lstatSync(path);
@@ -39,7 +47,8 @@ function owner(path: string): { uid: number; gid: number } | null {
  * regular files, directories and links that stay inside the daemon
  * directories mailsvc renders. Refused, for the whole restore: any other
  * path, an absolute or `..` name, setuid/setgid/sticky bits, devices, FIFOs,
- * hard links, a link leading out of its directory, an owner other than root
+ * hard links, a link leading out of its directory (unless that very link is
+ * already in place: then nothing is written), an owner other than root
  * or the present file's owner, a group other than root's, the present
  * file's or the daemon's. Throws naming the first offending members.
  */
@@ -83,8 +92,10 @@ export function planConfigRestore(settings: Settings, members: TarMember[], reco
     else if (m.type === 'dir' && root?.kind === 'dir') plan.dirs.push(entry);
     else if (m.type === 'symlink' && root?.kind === 'dir') {
       const to = resolve(dirname(target), m.linkname);
-      if (!within(to, root.path)) bad(`is a symbolic link to ${printable(m.linkname)}, outside ${root.path}`);
-      else plan.links.push({ ...entry, to: m.linkname });
+      // A link leading out (Debian's /etc/postfix/makedefs.out → /usr/share/postfix) is never written; the same link already in place is left as it is.
+      if (!within(to, root.path)) {
+        if (linkAt(target) !== m.linkname) bad(`is a symbolic link to ${printable(m.linkname)}, outside ${root.path} (a restore writes no such link; one the daemon's package makes is accepted once it is in place: install the package first)`);
+      } else plan.links.push({ ...entry, to: m.linkname });
     } else bad(m.type === 'hardlink' ? 'is a hard link' : m.type === 'char' || m.type === 'block' ? 'is a device' : m.type === 'fifo' ? 'is a FIFO' : m.type === 'dir' || m.type === 'symlink' ? `is a ${m.type === 'dir' ? 'directory' : 'link'} where only a file may be` : 'is not a regular file, directory or link');
   }
   if (problems.length > 0) {

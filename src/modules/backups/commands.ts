@@ -106,6 +106,21 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
       if (!r.ok) process.exitCode = 1;
     });
 
+  b.command('run-job')
+    .description('run one queued backup or verify job as root (what mailsvc-backup@<job>.service runs; POST /admin/backups and /admin/backups/verify queue them)')
+    .argument('<job>', 'the job id')
+    .option('--json', 'print the final job record as JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const job = await foreground(run, view, async (m, update, signal) => {
+        const queued = await m.runner.get(id);
+        if (queued.kind !== 'backup' && queued.kind !== 'backup-verify') throw new CliError(`job ${id} is a ${queued.kind} job, not a backup or verify`, 2);
+        await m.runner.run(id, update, signal);
+        return m.runner.get(id);
+      });
+      if (opts.json) process.stdout.write(`${JSON.stringify(job, null, 2)}\n`);
+      if (job.state === 'failed') throw new CliError(`${job.kind} job ${id} failed: ${job.message}`, 1);
+    });
+
   b.command('encryption-key')
     .description('print the key of the archives sent to remotes, once; keep it off this host (a restore on a new host needs it)')
     .action(async () => {
