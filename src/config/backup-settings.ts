@@ -1,5 +1,27 @@
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { SettingsError } from './settings-error.js';
+import type { HelperSettings } from './helper-settings.js';
+
+/** One place of the restore allow-list: a daemon directory mailsvc renders into (or one file), and the groups its files may have besides root's. */
+export type RestoreRoot = { path: string; kind: 'dir' | 'file'; daemon: string; groups: string[] };
+
+/**
+ * The daemon files a restore may put back (besides the settings file and the
+ * key file), from the helper's settings (environment only): Postfix's
+ * configuration directory, Dovecot's, Rspamd's local.d and the DKIM keys
+ * beside it, fail2ban's jail.d, postsrsd's defaults file. The default of
+ * MAILSVC_BACKUP_CONFIG_PATHS, and all a backup archives of it.
+ */
+export function restoreAllowList(h: Pick<HelperSettings, 'postfixConfigDir' | 'dovecotConfig' | 'rspamdLocalDir' | 'rspamdGroup' | 'fail2banConfigDir' | 'postsrsdDefaults'>): RestoreRoot[] {
+  return [
+    { path: h.postfixConfigDir, kind: 'dir', daemon: 'postfix', groups: ['postfix', 'postdrop'] },
+    { path: dirname(h.dovecotConfig ?? '/etc/dovecot/dovecot.conf'), kind: 'dir', daemon: 'dovecot', groups: ['dovecot'] },
+    { path: h.rspamdLocalDir, kind: 'dir', daemon: 'rspamd', groups: [h.rspamdGroup] },
+    { path: join(dirname(h.rspamdLocalDir), 'dkim'), kind: 'dir', daemon: 'rspamd', groups: [h.rspamdGroup] },
+    { path: join(h.fail2banConfigDir, 'jail.d'), kind: 'dir', daemon: 'fail2ban', groups: [] },
+    { path: h.postsrsdDefaults, kind: 'file', daemon: 'postsrsd', groups: [] },
+  ].map((r) => ({ ...r, path: r.path.replace(/\/+$/, '') || '/' })) as RestoreRoot[];
+}
 
 export const BACKUP_WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 export const BACKUP_COMPRESSIONS = ['gzip', 'zstd', 'none'] as const;
@@ -9,7 +31,10 @@ export type BackupSettings = Readonly<{
   type: 'auto' | 'full' | 'incremental';
   fullWeekday: (typeof BACKUP_WEEKDAYS)[number];
   dbMode: 'logical' | 'physical';
+  /** MAILSVC_BACKUP_LOCAL_DIR: for a root run from the environment or a root-owned settings file only. */
   localDir: string;
+  /** MAILSVC_BACKUP_MANIFEST_KEY_FILE: the root-only HMAC key that authenticates every manifest (same sources as localDir). */
+  manifestKeyFile: string;
   retentionDays: number;
   /** `<remote>:<path>` entries; empty when STORAGE_TYPE=local (the spec: local clears the targets). */
   remoteTargets: string[];
@@ -47,7 +72,14 @@ export function parseRemoteTarget(entry: string): { remote: string; path: string
   return m ? { remote: m[1] ?? '', path: m[2] ?? '' } : null;
 }
 
-export function loadBackupSettings(src: Source, dataDir: string, configFile: string): BackupSettings {
+/**
+ * `trusted`: the values a root run may take LOCAL_DIR and the manifest key
+ * file from (the environment, and the settings file only when root owns it
+ * and no one else can write it); `daemonPaths`: the default CONFIG_PATHS (the
+ * restore allow-list's paths).
+ */
+export function loadBackupSettings(src: Source, dataDir: string, configFile: string, opts: { trusted?: Source; daemonPaths?: string[]; checkout?: boolean } = {}): BackupSettings {
+  const trusted = opts.trusted ?? src;
   const p = 'MAILSVC_BACKUP_';
   const storageType = oneOf(src, `${p}STORAGE_TYPE`, ['local', 'remote'] as const, 'local');
   const storageRemoteName = val(src, `${p}STORAGE_REMOTE_NAME`);
@@ -62,13 +94,14 @@ export function loadBackupSettings(src: Source, dataDir: string, configFile: str
   if (!/^\d+$/.test(retention) || Number(retention) < 1 || Number(retention) > 36_500) throw new SettingsError(`${p}RETENTION_DAYS`, 'must be a whole number of days from 1 to 36500');
   const onCalendar = (val(src, `${p}ONCALENDAR`) ?? '*-*-* 02:30:00').split(/\r?\n|;/).map((l) => l.trim()).filter(Boolean);
   const mailStorage = absolute(src, 'MAILSVC_MAIL_STORAGE', '/var/vmail');
-  const configPaths = (val(src, `${p}CONFIG_PATHS`) ?? '/etc/postfix /etc/dovecot /etc/rspamd/local.d /etc/fail2ban/jail.d /etc/opendkim /etc/letsencrypt').split(/\s+/).filter(Boolean);
+  const configPaths = (val(src, `${p}CONFIG_PATHS`) ?? (opts.daemonPaths ?? ['/etc/postfix', '/etc/dovecot', '/etc/rspamd/local.d', '/etc/rspamd/dkim', '/etc/fail2ban/jail.d', '/etc/default/postsrsd']).join(' ')).split(/\s+/).filter(Boolean);
   for (const c of configPaths) if (!isAbsolute(c)) throw new SettingsError(`${p}CONFIG_PATHS`, `"${c}" is not an absolute path`);
   return Object.freeze({
     type: oneOf(src, `${p}TYPE`, ['auto', 'full', 'incremental'] as const, 'auto'),
     fullWeekday: oneOf(src, `${p}FULL_WEEKDAY`, BACKUP_WEEKDAYS, 'Sun'),
     dbMode: oneOf(src, `${p}DB_MODE`, ['logical', 'physical'] as const, 'logical'),
-    localDir: absolute(src, `${p}LOCAL_DIR`, '/var/backups/mailsvc'),
+    localDir: absolute(trusted, `${p}LOCAL_DIR`, '/var/backups/mailsvc'),
+    manifestKeyFile: absolute(trusted, `${p}MANIFEST_KEY_FILE`, opts.checkout ? join(dataDir, 'backup-manifest.key') : '/etc/mailsvc/backup-manifest.key'),
     retentionDays: Number(retention),
     remoteTargets,
     onCalendar,

@@ -18,7 +18,8 @@ import { loadStatsSettings } from './stats-settings.js';
 import type { StatsSettings } from './stats-settings.js';
 import { loadDnsSettings } from './dns-settings.js';
 import type { DnsSettings } from './dns-settings.js';
-import { loadBackupSettings } from './backup-settings.js';
+import { loadBackupSettings, restoreAllowList } from './backup-settings.js';
+import { trustedFileValues } from './trusted-file.js';
 import type { BackupSettings } from './backup-settings.js';
 
 export { SettingsError };
@@ -239,7 +240,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     helper,
     jails: helper.jails,
     dns: loadDnsSettings(src),
-    backup: loadBackupSettings(src, dataDir, configFile),
+    backup: loadBackupSettings(src, dataDir, configFile, { trusted: { ...trustedFileValues(configFile, fileValues), ...env }, daemonPaths: restoreAllowList(helper).map((r) => r.path), checkout: layout.kind === 'checkout' }),
     limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
     updates: loadUpdateSettings(src, layout.root, (k, d) => bool(src, k, d), (k, d, lo, hi) => int(src, k, d, lo, hi)),
     stats: loadStatsSettings(src),

@@ -28,8 +28,17 @@ export const dovecotConfD = (cfg: HelperConfig): string => join(dirname(cfg.dove
 
 /** The only units the update verbs act on: fixed here, never taken from a caller. */
 export const MAILSVC_UNIT = 'mailsvc.service';
-/** A template: `mailsvc-update@<job id>.service` runs that one queued update job. */
-export const mailsvcUpdateUnit = (jobId: string): string => `mailsvc-update@${jobId}.service`;
+/** The kinds of queued job a unit of their own runs as root or outside the service: fixed here, never taken from a caller. */
+export const JOB_UNIT_KINDS = ['update', 'backup'] as const;
+/** A template: `mailsvc-<kind>@<job id>.service` runs that one queued job (an update, or a backup/verify). */
+export const mailsvcJobUnit = (kind: string, jobId: string): string => `mailsvc-${kind}@${jobId}.service`;
+const jobKind: Param = {
+  name: 'kind',
+  validate(raw) {
+    if (!(JOB_UNIT_KINDS as readonly string[]).includes(raw)) throw new Error(`kind must be one of ${JOB_UNIT_KINDS.join(', ')}`);
+    return raw;
+  },
+};
 const jobId: Param = {
   name: 'job',
   validate(raw) {
@@ -181,11 +190,11 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
     { writes: NOTHING, summary: `restart the API service (${MAILSVC_UNIT}) after an update switched its release; no other unit`, params: [], command: (_a, cfg) => unitCommand(cfg, 'restart', MAILSVC_UNIT) },
   ],
   [
-    'mailsvc-update-start',
+    'mailsvc-job-start',
     { writes: NOTHING,
-      summary: 'start mailsvc-update@<job>.service without waiting: it runs that queued update job outside the service it restarts',
-      params: [jobId],
-      command: ([id], cfg) => unitCommand(cfg, 'start', mailsvcUpdateUnit(id ?? ''), ['--no-block']),
+      summary: 'start mailsvc-<kind>@<job>.service (kind update or backup) without waiting: it runs that queued job outside the service (an update restarts it; a backup or verify writes the root-only backup directory)',
+      params: [jobKind, jobId],
+      command: ([kind, id], cfg) => unitCommand(cfg, 'start', mailsvcJobUnit(kind ?? '', id ?? ''), ['--no-block']),
     },
   ],
   [

@@ -100,7 +100,8 @@ export function backupEnv(url: string, extra: Record<string, string> = {}): Back
     MAILSVC_BACKUP_CONFIG_PATHS: conf,
     MAILSVC_BACKUP_TYPE: 'incremental',
     MAILSVC_HELPER: 'direct',
-    MAILSVC_POSTFIX_CONFIG_DIR: join(dir, 'no-postfix'),
+    // The configuration archived is in the restore allow-list (the daemon directories from the helper's settings).
+    MAILSVC_POSTFIX_CONFIG_DIR: conf,
     MAILSVC_SECRET_KEY: randomBytes(32).toString('base64'),
     ...extra,
   };

@@ -4,7 +4,7 @@
 // `mailsvc serve` and starts `<install root>/current/dist/bundle/mailsvc.js serve`
 // again (so a switched `current` runs the new release), and
 // `start mailsvc-update@<job>.service` starts `settings apply-update --job <job>`
-// in the background. The helper runs it with an almost empty environment, so
+// in the background (`start mailsvc-backup@<job>.service`: `backup run-job <job>`). The helper runs it with an almost empty environment, so
 // everything it needs is in <state dir>/env.json (written by the test).
 //
 // Usage: update-process-manager.mjs <state dir> restart|start|stop <unit>
@@ -50,6 +50,8 @@ if (unit === 'mailsvc.service' && (verb === 'restart' || verb === 'start' || ver
   if (verb !== 'stop') writeFileSync(pidFile, String(startDetached(['serve'], 'mailsvc.log')));
 } else if (verb === 'start' && /^mailsvc-update@[a-z0-9]+\.service$/.test(unit)) {
   startDetached(['settings', 'apply-update', '--job', unit.slice('mailsvc-update@'.length, -'.service'.length)], 'update.log');
+} else if (verb === 'start' && /^mailsvc-backup@[a-z0-9]+\.service$/.test(unit)) {
+  startDetached(['backup', 'run-job', unit.slice('mailsvc-backup@'.length, -'.service'.length)], 'backup.log');
 } else {
   process.stderr.write(`update-process-manager: unknown ${verb} ${unit}\n`);
   process.exit(2);

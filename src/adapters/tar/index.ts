@@ -9,6 +9,8 @@ import { pipeline } from 'node:stream/promises';
 import { minimalEnv } from '../exec.js';
 
 export type Compression = 'gzip' | 'zstd' | 'none';
+export { listTar } from './list.js';
+export type { TarMember } from './list.js';
 
 type Compressor = { file: string; args: string[]; decompress: string[] };
 
@@ -247,12 +249,14 @@ export async function createPlainArchive(opts: { paths: string[]; file: string; 
 }
 
 /**
- * Extracts a plain archive (createPlainArchive's) into `dir` as root keeps it:
- * modes, numeric owners and times as recorded. `dir` is a staging directory,
- * never the live location.
+ * Extracts a plain archive (createPlainArchive's) into `dir`, a root-only
+ * staging directory, never the live location: every file owned by the
+ * extracting user, modes masked by the umask (no setuid bit, no foreign owner
+ * lands even there); the caller applies the modes and owners it checked from
+ * the archive's listing (listTar).
  */
 export async function extractPlainArchive(opts: { file: string; dir: string }): Promise<void> {
-  const tar = spawn('tar', ['--extract', '--file', opts.file, `--directory=${opts.dir}`, '--numeric-owner', '--preserve-permissions', '--same-owner'], { env: minimalEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+  const tar = spawn('tar', ['--extract', '--file', opts.file, `--directory=${opts.dir}`, '--numeric-owner', '--no-same-permissions', '--no-same-owner'], { env: minimalEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   tar.stderr.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-2000)));
   const code = await waitExit(tar, 'tar', () => err);

@@ -1,8 +1,9 @@
 import { copyFileSync, existsSync, fsyncSync, closeSync, openSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import type { Redis } from 'ioredis';
 import { archiveSuffix, createArchive, createPlainArchive } from '../../adapters/tar/index.js';
 import type { Settings } from '../../config/settings.js';
+import { restoreAllowList } from '../../config/backup-settings.js';
 import type { Db, DialectName } from '../../db/database.js';
 import { appliedSchema } from '../../db/migrate.js';
 import { AppError } from '../../shared/errors.js';
@@ -11,6 +12,8 @@ import { physicalCopy } from '../../adapters/db-dump/physical.js';
 import { loadSecretBox, keyFilePath } from '../../shared/secret-key-file.js';
 import { countTables, dumpWithCounts } from './db-snapshot.js';
 import { MANIFEST, checkArtifacts, sha256File } from './manifest.js';
+import { MANIFEST_SIG, loadManifestKey, signManifest } from './manifest-key.js';
+import { prepareLocalDir, shareReadOnly } from './local-dir.js';
 import type { Artifact, Manifest } from './manifest.js';
 import { copyRedisSnapshot } from './redis-snapshot.js';
 import { formatBytes, treeStats } from './walk.js';
@@ -52,6 +55,20 @@ export function secretKeyInfo(settings: Settings): NonNullable<Manifest['secrets
   }
 }
 
+const within = (path: string, dir: string): boolean => path === dir || path.startsWith(dir === '/' ? dir : dir + sep);
+
+/**
+ * What config.tar holds: the settings file, the key file, and those of
+ * CONFIG_PATHS that exist and lie in the restore allow-list (the daemon files
+ * mailsvc renders); any other path is skipped (a restore would refuse it).
+ */
+export function configToArchive(settings: Settings): { archived: string[]; skipped: string[] } {
+  const roots = restoreAllowList(settings.helper);
+  const [conf = '', keyFile = '', ...rest] = settings.backup.configPaths;
+  const ok = rest.filter((p) => roots.some((r) => (r.kind === 'dir' ? within(p, r.path) : p === r.path)));
+  return { archived: [conf, keyFile, ...ok].filter((p) => existsSync(p)), skipped: rest.filter((p) => !ok.includes(p) && existsSync(p)) };
+}
+
 /**
  * Writes one backup into `<LOCAL_DIR>/.tmp-<id>`, checks every artifact
  * against the manifest it just wrote, and only then renames the directory to
@@ -68,6 +85,10 @@ export async function writeBackup(deps: RunDeps, parent: Manifest | null, now: D
   if (!existsSync(s.mailStorage) || !statSync(s.mailStorage).isDirectory()) {
     throw new AppError('bad_request', `the mail storage ${s.mailStorage} does not exist; set MAILSVC_MAIL_STORAGE to Dovecot's mail location`);
   }
+  prepareLocalDir(s.localDir);
+  // Made before anything else: a host without a key gets one (root-only), and a bad key stops the run before it copies anything.
+  const key = loadManifestKey(s.manifestKeyFile, { create: true });
+  if (!key) throw new AppError('internal', `cannot make the backup manifest key ${s.manifestKeyFile}`);
   mkdirSync(tmp, { recursive: true, mode: 0o700 });
   const timings: Record<string, number> = {};
   const artifacts: Artifact[] = [];
@@ -127,7 +148,8 @@ export async function writeBackup(deps: RunDeps, parent: Manifest | null, now: D
     const schema = await appliedSchema(deps.db).catch(() => null);
 
     progress(0.9, 'copying the configuration');
-    const configPaths = s.configPaths.filter((p) => existsSync(p));
+    const { archived: configPaths, skipped } = configToArchive(deps.settings);
+    for (const p of skipped) warnings.push(`${p} (MAILSVC_BACKUP_CONFIG_PATHS) was not archived: a restore puts back only the settings file, the key file and the daemon files mailsvc renders`);
     if (configPaths.length > 0) {
       const conf = await createPlainArchive({ paths: configPaths, file: join(tmp, 'config.tar'), compression: 'none' });
       artifacts.push({ name: 'config.tar', kind: 'config', size: conf.size, sha256: conf.sha256 });
@@ -155,14 +177,20 @@ export async function writeBackup(deps: RunDeps, parent: Manifest | null, now: D
       database: { dialect: deps.dialect, mode: s.dbMode, schema, tables, ...(physical ? { physical } : {}) },
       secrets: secretKeyInfo(deps.settings),
       redis: { included: s.includeRedis },
-      config: { paths: configPaths },
+      config: { paths: configPaths, settings_file: deps.settings.configFile, key_file: keyFilePath(deps.settings) },
       artifacts,
       timings_ms: { ...timings, total: Date.now() - t0 },
       warnings,
     };
-    writeFileSync(join(tmp, MANIFEST), JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
+    const bytes = Buffer.from(JSON.stringify(manifest, null, 2) + '\n');
+    writeFileSync(join(tmp, MANIFEST), bytes, { mode: 0o600 });
+    writeFileSync(join(tmp, MANIFEST_SIG), signManifest(bytes, key), { mode: 0o600 });
     progress(0.95, 'checking the backup against its manifest');
-    for (const a of [...artifacts.map((x) => x.name), MANIFEST]) fsyncPath(join(tmp, a));
+    for (const a of [...artifacts.map((x) => x.name), MANIFEST, MANIFEST_SIG]) {
+      shareReadOnly(join(tmp, a));
+      fsyncPath(join(tmp, a));
+    }
+    shareReadOnly(tmp);
     const problems = await checkArtifacts(tmp, manifest);
     if (problems.length > 0) throw new Error(`the backup does not match its own manifest: ${problems.join('; ')}`);
     renameSync(tmp, final);

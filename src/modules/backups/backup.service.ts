@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { HelperClient } from '../../adapters/helper-client.js';
@@ -10,10 +10,14 @@ import { migrateToLatest } from '../../db/migrate.js';
 import { AppError } from '../../shared/errors.js';
 import { physicalRestoreSteps } from '../../adapters/db-dump/physical.js';
 import { secretKeyInfo, writeBackup } from './backup-run.js';
-import { restoreConfig } from './config-restore.js';
+import { checkConfigArchive, restoreConfig } from './config-restore.js';
+import type { RecordedPaths } from './allow-list.js';
+import { loadManifestKey } from './manifest-key.js';
+import type { ManifestKey } from './manifest-key.js';
+import { prepareLocalDir, shareReadOnly } from './local-dir.js';
 import type { Progress } from './backup-run.js';
 import { groupChains, retentionPlan } from './chain.js';
-import { takeLock } from './lock.js';
+import { checkLock, takeLock } from './lock.js';
 import { MANIFEST, VERIFY_FILE, readManifest, readVerify } from './manifest.js';
 import type { Manifest } from './manifest.js';
 import { extractChain, resolveChain, swapIn } from './restore.js';
@@ -33,6 +37,14 @@ export type BackupDeps = {
   tarVersion: () => Promise<string>;
   now?: () => Date;
 };
+
+/** How a restore authenticates the manifests: the saved key of another host, and whether unsigned (older) manifests are accepted. */
+export type RestoreAuth = { manifestKey?: string; acceptUnsigned?: boolean; onUnsigned?: (ids: string[]) => void };
+
+function shareKey(path: string): void {
+  chmodSync(path, 0o600);
+  chownSync(path, 0, 0);
+}
 
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 
@@ -80,11 +92,16 @@ export class BackupService {
 
   /** Refuses at once (409 / exit 3) while another run holds the lock; used before a job is queued. */
   assertIdle(): void {
-    this.lock('check')();
+    checkLock(this.dir);
+  }
+
+  /** Where root writes the backups, checked (exit 78 when another user could write it or a parent). */
+  prepareDir(): void {
+    prepareLocalDir(this.dir);
   }
 
   private lock(what: string): () => void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    prepareLocalDir(this.dir);
     const release = takeLock(this.dir, what, () => undefined);
     // Holding the lock, any `.tmp-` directory belongs to a run that died (SIGKILL, power loss): it never became a backup.
     for (const name of readdirSync(this.dir)) if (name.startsWith('.tmp-')) rmSync(join(this.dir, name), { recursive: true, force: true });
@@ -133,8 +150,18 @@ export class BackupService {
     if (!newest) throw new AppError('not_found', `no backup in ${this.dir} to verify; run mailsvc backup run first`);
     const release = this.lock(`backup verify of ${newest.id}`);
     try {
-      const report = await verifyChain(this.d.settings, this.d.dialect, join(this.dir, newest.id), progress, signal);
-      writeFileSync(join(this.dir, newest.id, VERIFY_FILE), JSON.stringify({ verified_at: report.verified_at, verify_ok: report.ok, problems: report.problems }) + '\n', { mode: 0o600 });
+      let key: ManifestKey | null = null;
+      let keyProblem: string | null = null;
+      try {
+        key = loadManifestKey(this.d.settings.backup.manifestKeyFile, { create: false });
+      } catch (err) {
+        keyProblem = err instanceof Error ? err.message : String(err);
+      }
+      const report = await verifyChain(this.d.settings, this.d.dialect, join(this.dir, newest.id), progress, signal, key);
+      if (keyProblem) report.problems.unshift(keyProblem);
+      const file = join(this.dir, newest.id, VERIFY_FILE);
+      writeFileSync(file, JSON.stringify({ verified_at: report.verified_at, verify_ok: report.ok, problems: report.problems }) + '\n', { mode: 0o600 });
+      shareReadOnly(file);
       return report;
     } finally {
       release();
@@ -189,12 +216,21 @@ export class BackupService {
    * stopped, the mail storage staged and swapped in, the database restored
    * and migrated, Postfix started again.
    */
-  async restore(source: string, what: { files: boolean; db: boolean; config?: boolean }, progress: Progress, signal?: AbortSignal): Promise<RestoreReport> {
+  async restore(source: string, what: { files: boolean; db: boolean; config?: boolean }, progress: Progress, signal?: AbortSignal, auth: RestoreAuth = {}): Promise<RestoreReport> {
+    // The key first: a manifest is authenticated before anything else of the backup is read.
+    const given = auth.manifestKey !== undefined;
+    const key = given ? loadManifestKey(auth.manifestKey ?? '', { create: false, strict: false }) : loadManifestKey(this.d.settings.backup.manifestKeyFile, { create: false });
+    if (given && !key) throw new AppError('validation', `refusing to restore, nothing was changed: --manifest-key ${auth.manifestKey ?? ''} does not exist`);
     const release = this.lock(`restore from ${source}`);
     const steps: string[] = [];
     try {
       progress(0, 'checking the chain against its manifests');
-      const items = await resolveChain(source, { deferMail: what.files });
+      const items = await resolveChain(source, { deferMail: what.files, key, acceptUnsigned: auth.acceptUnsigned === true });
+      const unsigned = items.filter((i) => i.unsigned).map((i) => i.manifest.id);
+      if (unsigned.length > 0) {
+        auth.onUnsigned?.(unsigned);
+        steps.push(`WARNING: restored from unsigned manifest(s) (--accept-unsigned): ${unsigned.join(', ')}`);
+      }
       const last = items.at(-1)?.manifest;
       const lastItem = items.at(-1);
       if (!last || !lastItem) throw new AppError('validation', 'the chain is empty');
@@ -202,6 +238,9 @@ export class BackupService {
       // Every refusal comes before anything changes.
       const configTar = last.artifacts.find((a) => a.kind === 'config');
       if (what.config && !configTar) throw new AppError('validation', `refusing to restore, nothing was changed: ${last.id} holds no configuration (config.tar)`);
+      const recorded: RecordedPaths = { settingsFile: last.config.settings_file ?? last.config.paths[0], keyFile: last.config.key_file ?? last.config.paths.find((p) => p.endsWith('/secret.key')) };
+      // config.tar judged member by member against the allow-list before anything changes.
+      if (what.config && configTar) checkConfigArchive(this.d.settings, join(lastItem.dir, configTar.name), recorded);
       if (what.db) this.refuseDb(last, lastItem.dir, what.config === true);
       const stopped = await this.postfix('stop', steps);
       let aside: string | null = null;
@@ -209,7 +248,7 @@ export class BackupService {
       try {
         if (what.config && configTar) {
           progress(0.05, 'putting the configuration back');
-          steps.push(...(await restoreConfig(this.d.settings, join(lastItem.dir, configTar.name), join(this.dir, `.config-restore-${last.id}`))));
+          steps.push(...(await restoreConfig(this.d.settings, join(lastItem.dir, configTar.name), join(this.dir, `.config-restore-${last.id}`), recorded)));
         }
         if (what.files) {
           const storage = this.d.settings.backup.mailStorage;
@@ -236,6 +275,13 @@ export class BackupService {
         }
       } finally {
         if (stopped) await this.postfix('start', steps);
+      }
+      // A fresh host restored with the saved key keeps it: its next backups are signed with the same key.
+      const keyFile = this.d.settings.backup.manifestKeyFile;
+      if (given && key && !existsSync(keyFile) && process.getuid?.() === 0) {
+        copyFileSync(key.path, keyFile);
+        shareKey(keyFile);
+        steps.push(`the manifest key was installed at ${keyFile}`);
       }
       progress(1, 'restore complete');
       return { source, chain: items.map((i) => i.manifest.id), restored_files: what.files, restored_db: what.db, restored_config: what.config === true, migrations_applied: migrated, previous_mail_storage: aside, steps };

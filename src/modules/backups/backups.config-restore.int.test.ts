@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createTestDatabase } from '../../../test/helpers/dialects.js';
@@ -28,19 +28,22 @@ async function host(): Promise<Layout> {
   const dbFile = join(base.data, 'mailsvc.db');
   const conf = join(base.dir, 'etc-mailsvc');
   const postfix = join(base.dir, 'etc-postfix-live');
-  const dkim = join(base.dir, 'dkim');
+  // Rspamd's DKIM keys beside its local.d: a daemon directory of the restore allow-list.
+  const dkim = join(base.dir, 'rspamd', 'dkim');
   const settingsFile = join(conf, 'mailsvc.conf');
   mkdirSync(conf, { mode: 0o750 });
   writeFileSync(settingsFile, 'MAILSVC_BACKUP_COMPRESSION=gzip\n', { mode: 0o640 });
-  cpSync('/etc/postfix', postfix, { recursive: true, filter: (s) => !s.endsWith('/sasl') });
+  // Without Debian's links into /usr/share/postfix (makedefs.out): a restore on a fresh host writes no link leading out of its directory.
+  cpSync('/etc/postfix', postfix, { recursive: true, filter: (s) => !s.endsWith('/sasl') && !lstatSync(s).isSymbolicLink() });
   writeFileSync(join(postfix, 'main.cf'), GOOD_MAIN);
   chmodSync(join(postfix, 'main.cf'), 0o640);
-  mkdirSync(dkim, { mode: 0o750 });
+  mkdirSync(dkim, { recursive: true, mode: 0o750 });
   writeFileSync(join(dkim, 'example.com.key'), `-----BEGIN PRIVATE KEY-----\n${randomBytes(48).toString('base64')}\n-----END PRIVATE KEY-----\n`, { mode: 0o600 });
-  chownSync(join(dkim, 'example.com.key'), 101, 104);
+  // Root's, with the daemon's group (MAILSVC_RSPAMD_GROUP): what a restore may give a file.
+  chownSync(join(dkim, 'example.com.key'), 0, 104);
   const keyFile = join(base.data, 'secret.key');
   writeFileSync(keyFile, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
-  const env: Record<string, string> = { ...base.env, MAILSVC_DATABASE_URL: `sqlite://${dbFile}`, MAILSVC_CONFIG_FILE: settingsFile, MAILSVC_POSTFIX_CONFIG_DIR: postfix, MAILSVC_BACKUP_CONFIG_PATHS: `${postfix} ${dkim}` };
+  const env: Record<string, string> = { ...base.env, MAILSVC_DATABASE_URL: `sqlite://${dbFile}`, MAILSVC_CONFIG_FILE: settingsFile, MAILSVC_POSTFIX_CONFIG_DIR: postfix, MAILSVC_RSPAMD_LOCAL_DIR: join(base.dir, 'rspamd', 'local.d'), MAILSVC_RSPAMD_GROUP: '104', MAILSVC_BACKUP_CONFIG_PATHS: `${postfix} ${dkim}` };
   delete env.MAILSVC_SECRET_KEY;
   await db.drop();
   return { ...base, env, conf, postfix, dkim, settingsFile, keyFile, dbFile, cli: (args, timeoutMs = 120_000) => runCli(args, { env, timeoutMs }) };
@@ -72,11 +75,14 @@ describe('restore --restore-config: a fresh host from the backup alone', () => {
       const rows = await tableRows(`sqlite://${t.dbFile}`, 'sqlite', ['audit_log', 'jobs']);
       const b = json(await t.cli(['backup', 'run', '--json', '--full']));
 
-      // The fresh host: no data directory (database, key file), no settings, no Postfix or DKIM files, no mail.
+      // The administrator saved the manifest key off the host (backup show says so).
+      const savedKey = join(t.dir, 'saved-manifest.key');
+      cpSync(join(t.data, 'backup-manifest.key'), savedKey);
+      // The fresh host: no data directory (database, key file, manifest key), no settings, no Postfix or DKIM files, no mail.
       for (const d of [t.data, t.conf, t.postfix, t.dkim, t.mail]) rmSync(d, { recursive: true, force: true });
       mkdirSync(t.data);
 
-      const refused = await t.cli(['restore', '--source', String(b.path)]);
+      const refused = await t.cli(['restore', '--source', String(b.path), '--manifest-key', savedKey]);
       expect(refused.code).toBe(78);
       expect(refused.stderr).toMatch(/refusing to restore, nothing was changed: the database of .* holds secrets sealed with key [0-9a-f]{8}, and this host's key is missing; add --restore-config/);
       expect([t.mail, t.settingsFile, t.postfix, t.keyFile].map(existsSync)).toEqual([false, false, false, false]);
@@ -84,12 +90,12 @@ describe('restore --restore-config: a fresh host from the backup alone', () => {
       if (existsSync(t.dbFile)) expect(Object.keys(await tableRows(`sqlite://${t.dbFile}`, 'sqlite'))).toEqual([]);
 
       // MAILSVC_SECRET_KEY would win over the restored key file: refused too, nothing changed.
-      const envKey = await runCli(['restore', '--source', String(b.path), '--restore-config'], { env: { ...t.env, MAILSVC_SECRET_KEY: randomBytes(32).toString('base64') }, timeoutMs: 120_000 });
+      const envKey = await runCli(['restore', '--source', String(b.path), '--restore-config', '--manifest-key', savedKey], { env: { ...t.env, MAILSVC_SECRET_KEY: randomBytes(32).toString('base64') }, timeoutMs: 120_000 });
       expect(envKey.code).toBe(78);
       expect(envKey.stderr).toContain('MAILSVC_SECRET_KEY (key ');
       expect([t.mail, t.settingsFile, t.postfix, t.keyFile].map(existsSync)).toEqual([false, false, false, false]);
 
-      const r = await t.cli(['restore', '--source', String(b.path), '--restore-config', '--json']);
+      const r = await t.cli(['restore', '--source', String(b.path), '--restore-config', '--manifest-key', savedKey, '--json']);
       expectOk(r);
       expect(json(r)).toMatchObject({ restored_files: true, restored_db: true, restored_config: true });
       expect(JSON.stringify(json(r).steps)).toMatch(/checked: postfix/);

@@ -110,7 +110,8 @@ describe('backup faults', () => {
     const t = backupEnv(db.url);
     mkdirSync(t.local, { recursive: true });
     try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', t.local]);
+      // mode 0750: a backup directory only root writes (tmpfs' default 1777 is refused, exit 78).
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m,mode=750', 'tmpfs', t.local]);
     } catch (err) {
       rmSync(t.dir, { recursive: true, force: true });
       await db.drop();

@@ -11,6 +11,7 @@ import type { BackupEnv } from '../../../test/helpers/backups.js';
 import { skipNotice } from '../../../test/helpers/services.js';
 import { privatePostgresAvailable, startPrivatePostgres } from '../../../test/helpers/private-postgres.js';
 import { sha256File } from './manifest.js';
+import { MANIFEST_SIG, loadManifestKey, signManifest } from './manifest-key.js';
 import type { Manifest } from './manifest.js';
 
 const MOVING = ['audit_log', 'jobs'];
@@ -35,7 +36,12 @@ async function damagePhysicalCopy(t: BackupEnv, dir: string, damage: (unpacked: 
   a.sha256 = await sha256File(join(dir, a.name));
   a.size = statSync(join(dir, a.name)).size;
   m.database.physical.files = files;
-  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(m));
+  // Signed again with the host's manifest key: a copy the tool made badly, not a tampered backup.
+  const bytes = Buffer.from(JSON.stringify(m));
+  writeFileSync(join(dir, 'manifest.json'), bytes);
+  const key = loadManifestKey(join(t.data, 'backup-manifest.key'), { create: false });
+  if (!key) throw new Error('the backup host has no manifest key');
+  writeFileSync(join(dir, MANIFEST_SIG), signManifest(bytes, key));
 }
 
 function expectNoBackupLeft(t: BackupEnv): void {

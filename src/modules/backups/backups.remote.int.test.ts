@@ -66,12 +66,13 @@ describe('backups to remotes (rclone serve sftp and webdav on 127.0.0.1)', () =>
       expect(rows).not.toContain(sftp.password);
 
       // A fresh host: another data directory, an empty database, no local backups; the remote's settings, the
-      // remote key, and the secret key the backup host took from MAILSVC_SECRET_KEY (no backup holds that one).
+      // remote key, the secret key the backup host took from MAILSVC_SECRET_KEY (no backup holds that one), and the
+      // manifest key the administrator saved beside the remote key (--manifest-key).
       const h = track(backupEnv(fresh.url, { ...remoteEnv, MAILSVC_SECRET_KEY: t.env.MAILSVC_SECRET_KEY ?? '', RCLONE_CONFIG_OFFSITE_PASS: sftp.obscured, MAILSVC_BACKUP_ENCRYPTION_KEY: secret, MAILSVC_MAIL_STORAGE: join(t.dir, 'restored-vmail') }));
       const fetched = await h.cli(['backup', 'fetch', 'offsite:mail-backups', String(inc.id), '--json'], 180_000);
       expectOk(fetched);
       expect(JSON.parse(fetched.stdout)).toEqual([f.id, inc.id]);
-      const r = await h.cli(['restore', '--source', join(h.local, String(inc.id)), '--json'], 180_000);
+      const r = await h.cli(['restore', '--source', join(h.local, String(inc.id)), '--manifest-key', join(t.data, 'backup-manifest.key'), '--json'], 180_000);
       expectOk(r);
       expect(treeSnapshot(join(t.dir, 'restored-vmail'))).toEqual(tree);
       expect(await tableRows(fresh.url, 'sqlite', ['audit_log', 'jobs'])).toEqual(before);

@@ -45,7 +45,7 @@ describe('backup types, compression and what a backup holds', () => {
       writeMessage(join(t.mail, 'example.com', 'user1', 'Maildir', 'new'), 500, Date.now());
       const i = json(await t.cli(['backup', 'run', '--json']));
       const files = readdirSync(String(i.path)).sort();
-      expect(files).toEqual(['config.tar', 'database.sqlite', 'mail.snar', 'mail.tar.zst', 'manifest.json']);
+      expect(files).toEqual(['config.tar', 'database.sqlite', 'mail.snar', 'mail.tar.zst', 'manifest.hmac', 'manifest.json']);
       const conf = execFileSync('tar', ['-tf', join(String(f.path), 'config.tar')], { encoding: 'utf8' });
       expect(conf).toContain(`${t.data.slice(1)}/mailsvc.conf`);
       expect(conf).toContain('etc-postfix/main.cf');

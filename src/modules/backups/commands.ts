@@ -8,6 +8,7 @@ import type { Run } from '../command-types.js';
 import type { Job, ProgressView } from '../jobs/index.js';
 import type { BackupsModule } from './index.js';
 import { KeyMismatchRefused, PhysicalRestoreRefused } from './backup.service.js';
+import { UnsafeBackupDir } from './local-dir.js';
 import type { BackupRecord, BackupShow, RestoreReport, VerifyReport } from './schema.js';
 
 const size = (n: number): string => (n >= 1 << 30 ? `${(n / (1 << 30)).toFixed(1)} GiB` : n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${Math.ceil(n / 1024)} KiB`);
@@ -49,8 +50,8 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
     .description('the backup settings, the last backup and the last verify')
     .option('--json', 'print it as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const s = await run((m) => m.show());
-      output(opts.json, s, () => describeShow(s));
+      const [s, keyFile] = await run(async (m) => [await m.show(), m.manifestKeyFile] as const);
+      output(opts.json, s, () => `${describeShow(s)}\nManifest key: ${keyFile} (root-only; it authenticates every manifest. Save a copy beside the remote encryption key: a restore on a new host needs it, mailsvc restore --manifest-key FILE)`);
     });
 
   b.command('list')
@@ -77,6 +78,12 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
     .option('--json', 'print the finished backup record as JSON')
     .action(async (opts: { full?: boolean; json?: boolean }) => {
       const job = await foreground(run, view, (m, update, signal) => {
+        try {
+          m.service.prepareDir();
+        } catch (err) {
+          if (err instanceof UnsafeBackupDir) throw new CliError(err.detail, 78);
+          throw err;
+        }
         m.service.assertIdle();
         return m.runner.runHere('backup', { full: opts.full === true }, update, signal);
       });
@@ -97,6 +104,21 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
       const r = job.result as VerifyReport;
       output(opts.json, r, () => (r.ok ? `Verified ${r.backup ?? ''} (chain ${r.chain.join(' → ')}): it restores and matches its manifest.` : `Verify of ${r.backup ?? '-'} FAILED:\n${r.problems.map((p) => `  - ${p}`).join('\n')}`));
       if (!r.ok) process.exitCode = 1;
+    });
+
+  b.command('run-job')
+    .description('run one queued backup or verify job as root (what mailsvc-backup@<job>.service runs; POST /admin/backups and /admin/backups/verify queue them)')
+    .argument('<job>', 'the job id')
+    .option('--json', 'print the final job record as JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const job = await foreground(run, view, async (m, update, signal) => {
+        const queued = await m.runner.get(id);
+        if (queued.kind !== 'backup' && queued.kind !== 'backup-verify') throw new CliError(`job ${id} is a ${queued.kind} job, not a backup or verify`, 2);
+        await m.runner.run(id, update, signal);
+        return m.runner.get(id);
+      });
+      if (opts.json) process.stdout.write(`${JSON.stringify(job, null, 2)}\n`);
+      if (job.state === 'failed') throw new CliError(`${job.kind} job ${id} failed: ${job.message}`, 1);
     });
 
   b.command('encryption-key')
@@ -144,16 +166,28 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
     .option('--restore-files', 'restore the mail storage')
     .option('--restore-db', 'restore the database (then migrate it)')
     .option('--restore-config', 'also put the configuration back (settings and key file, DKIM keys, daemon files checked by each daemon, TLS): what a fresh host needs')
+    .option('--manifest-key <file>', 'the backup manifest key saved from the host the backup was made on (a restore on a new host); installed when this host has none')
+    .option('--accept-unsigned', 'accept manifests made before mailsvc signed them (only for backups you know no one else could write)')
     .option('--json', 'print the report as JSON')
-    .action(async (opts: { source: string; restoreFiles?: boolean; restoreDb?: boolean; restoreConfig?: boolean; json?: boolean }) => {
+    .action(async (opts: { source: string; restoreFiles?: boolean; restoreDb?: boolean; restoreConfig?: boolean; manifestKey?: string; acceptUnsigned?: boolean; json?: boolean }) => {
       const both = !opts.restoreFiles && !opts.restoreDb;
       const display = view();
       let last = { progress: 0, message: '' };
       const r: RestoreReport = await runFresh((m) =>
-        m.service.restore(opts.source, { files: both || opts.restoreFiles === true, db: both || opts.restoreDb === true, config: opts.restoreConfig === true }, (progress, message) => {
-          last = { progress, message };
-          display.update(last);
-        }),
+        m.service.restore(
+          opts.source,
+          { files: both || opts.restoreFiles === true, db: both || opts.restoreDb === true, config: opts.restoreConfig === true },
+          (progress, message) => {
+            last = { progress, message };
+            display.update(last);
+          },
+          undefined,
+          {
+            ...(opts.manifestKey !== undefined ? { manifestKey: opts.manifestKey } : {}),
+            acceptUnsigned: opts.acceptUnsigned === true,
+            onUnsigned: (ids) => process.stderr.write(`WARNING: --accept-unsigned: restoring from UNSIGNED manifest(s) ${ids.join(', ')}; nothing proves these backups were not planted or changed.\n`),
+          },
+        ),
       ).catch((err: unknown) => {
         // A broken chain or a manifest mismatch is a check that found problems: exit 1 (nothing was changed).
         if (err instanceof AppError && err.code === 'validation') throw new CliError(err.detail, 1);

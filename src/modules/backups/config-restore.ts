@@ -1,14 +1,15 @@
 import { chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync, chmodSync } from 'node:fs';
 import { delimiter, dirname, join, relative, sep } from 'node:path';
+import { planConfigRestore } from './allow-list.js';
+import type { ConfigPlan, RecordedPaths } from './allow-list.js';
 import { LocalFileHost, applyConfig, commandReloader, dovecotChecker, fail2banChecker, postfixChecker, rspamdChecker } from '../../adapters/config-applier/index.js';
 import type { ApplyUnit, ConfigChecker, RenderedFile } from '../../adapters/config-applier/index.js';
 import { DaemonState, limitsPaths } from '../../adapters/limits-config/index.js';
-import { extractPlainArchive } from '../../adapters/tar/index.js';
+import { extractPlainArchive, listTar } from '../../adapters/tar/index.js';
 import type { Settings } from '../../config/settings.js';
 import { AppError } from '../../shared/errors.js';
 
 type Daemon = 'postfix' | 'dovecot' | 'rspamd' | 'fail2ban';
-type Entry = { rel: string; target: string; mode: number; uid: number; gid: number };
 
 const NO_CHECK: ConfigChecker = { name: 'none (not a daemon file)', check: () => Promise.resolve({ ok: true }) };
 
@@ -19,24 +20,32 @@ function onPath(program: string): boolean {
   return (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin').split(delimiter).some((d) => d !== '' && existsSync(join(d, program)));
 }
 
-/** Every entry of the staged tree, parents before children. */
-function walk(root: string): { dirs: Entry[]; files: Entry[]; links: (Entry & { to: string })[] } {
-  const out = { dirs: [] as Entry[], files: [] as Entry[], links: [] as (Entry & { to: string })[] };
+/** Every path of the staged tree (relative), to hold it against the checked listing. */
+function staged(root: string): { dirs: Set<string>; other: string[] } {
+  const out = { dirs: new Set<string>(), other: [] as string[] };
   const visit = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
+    for (const name of readdirSync(dir)) {
       const p = join(dir, name);
-      const st = lstatSync(p);
       const rel = relative(root, p);
-      const e: Entry = { rel, target: `/${rel}`, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
-      if (st.isDirectory()) {
-        out.dirs.push(e);
+      if (lstatSync(p).isDirectory()) {
+        out.dirs.add(rel);
         visit(p);
-      } else if (st.isFile()) out.files.push(e);
-      else if (st.isSymbolicLink()) out.links.push({ ...e, to: readlinkSync(p) });
+      } else out.other.push(rel);
     }
   };
   visit(root);
   return out;
+}
+
+/** The checked plan of a config.tar: its listing judged against the allow-list before anything is extracted. */
+export function checkConfigArchive(settings: Settings, tarFile: string, recorded: RecordedPaths): ConfigPlan {
+  let members;
+  try {
+    members = listTar(tarFile);
+  } catch (err) {
+    throw new AppError('validation', `refusing to restore, nothing was changed: config.tar cannot be read (${err instanceof Error ? err.message : String(err)})`);
+  }
+  return planConfigRestore(settings, members, recorded);
 }
 
 /**
@@ -54,14 +63,22 @@ function walk(root: string): { dirs: Entry[]; files: Entry[]; links: (Entry & { 
  * empty, if the apply is refused). Runs as root, in this process: the helper
  * never writes content a caller sends.
  */
-export async function restoreConfig(settings: Settings, tarFile: string, staging: string): Promise<string[]> {
+export async function restoreConfig(settings: Settings, tarFile: string, staging: string, recorded: RecordedPaths): Promise<string[]> {
   if (process.getuid?.() !== 0) throw new AppError('forbidden', 'restoring the configuration puts files back with their owners: run mailsvc restore as root');
+  const plan = checkConfigArchive(settings, tarFile, recorded);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true, mode: 0o700 });
   const steps: string[] = [];
   try {
     await extractPlainArchive({ file: tarFile, dir: staging });
-    const tree = walk(staging);
+    // What tar made must be what the listing said (tar makes the parents of a member by itself: directories only).
+    const got = staged(staging);
+    const listed = new Set([...plan.files, ...plan.links].map((e) => e.member));
+    const extra = got.other.filter((rel) => !listed.has(rel));
+    if (extra.length > 0 || [...listed].some((rel) => !got.other.includes(rel))) {
+      throw new AppError('validation', `refusing to restore, nothing was changed: config.tar extracts to other entries than its listing shows (${[...extra, ...[...listed].filter((rel) => !got.other.includes(rel))].slice(0, 5).map((x) => JSON.stringify(x)).join(', ')})`);
+    }
+    const tree = plan;
     const h = settings.helper;
     const dovecotConfig = h.dovecotConfig ?? '/etc/dovecot/dovecot.conf';
     const daemons: { daemon: Daemon; dir: string; program: string; checker: () => ConfigChecker }[] = [
@@ -74,6 +91,8 @@ export async function restoreConfig(settings: Settings, tarFile: string, staging
     const made: string[] = [];
     for (const d of tree.dirs) {
       if (existsSync(d.target)) continue;
+      // A missing parent of a daemon directory (a fresh host): root's, 0755, as the package would make it.
+      mkdirSync(dirname(d.target), { recursive: true, mode: 0o755 });
       mkdirSync(d.target, { mode: 0o700 });
       chownSync(d.target, d.uid, d.gid);
       chmodSync(d.target, d.mode);
@@ -85,7 +104,8 @@ export async function restoreConfig(settings: Settings, tarFile: string, staging
     const other: RenderedFile[] = [];
     const byDaemon = new Map<Daemon, RenderedFile[]>();
     for (const f of tree.files) {
-      const file: RenderedFile = { path: f.target, content: readFileSync(join(staging, f.rel)), mode: f.mode, owner: { uid: f.uid, gid: f.gid } };
+      const file: RenderedFile = { path: f.target, content: readFileSync(join(staging, f.member)), mode: f.mode, owner: { uid: f.uid, gid: f.gid } };
+      if (!existsSync(dirname(f.target))) mkdirSync(dirname(f.target), { recursive: true, mode: f.daemonDir ? 0o755 : 0o750 });
       const d = daemons.find((x) => inside(f.target, x.dir));
       if (d) byDaemon.set(d.daemon, [...(byDaemon.get(d.daemon) ?? []), file]);
       else other.push(file);
@@ -116,7 +136,7 @@ export async function restoreConfig(settings: Settings, tarFile: string, staging
       const cur = existsSync(l.target) || isLink(l.target) ? (isLink(l.target) ? readlinkSync(l.target) : null) : undefined;
       if (cur === l.to) continue;
       if (cur === null) continue; // a real file or directory there: never replaced by a link
-      const temp = join(dirname(l.target), `.${l.rel.split('/').pop() ?? 'link'}.mailsvc-restore`);
+      const temp = join(dirname(l.target), `.${l.member.split('/').pop() ?? 'link'}.mailsvc-restore`);
       rmSync(temp, { force: true });
       symlinkSync(l.to, temp);
       renameSync(temp, l.target);

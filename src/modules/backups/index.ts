@@ -38,8 +38,19 @@ export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'dial
     tarVersion: readTarVersion,
   });
   const toJob = (ctx: { progress(f: number, m: string): Promise<void> }): Progress => (f, m) => void ctx.progress(f, m).catch(() => undefined);
-  deps.runner.register<RunBackupInput>('backup', (input, ctx) => service.run({ full: input.full === true }, toJob(ctx), ctx.signal));
-  deps.runner.register<Record<string, never>>('backup-verify', (_input, ctx) => service.verify(toJob(ctx), ctx.signal));
+  // Root writes LOCAL_DIR: as root (the units, the CLI) or with the helper in this process (development, tests) the jobs run
+  // here; the service (user mailsvc) queues them and has the helper start mailsvc-backup@<job>.service, which runs them as root.
+  const inProcess = process.getuid?.() === 0 || settings.helper.endpoint.mode === 'direct';
+  const elsewhere = (): Promise<never> => Promise.reject(new Error('a backup or verify job runs as root in mailsvc-backup@<job>.service (mailsvc backup run-job), never in the service'));
+  deps.runner.register<RunBackupInput>('backup', (input, ctx) => (inProcess ? service.run({ full: input.full === true }, toJob(ctx), ctx.signal) : elsewhere()));
+  deps.runner.register<Record<string, never>>('backup-verify', (_input, ctx) => (inProcess ? service.verify(toJob(ctx), ctx.signal) : elsewhere()));
+  /** Starts a backup or verify job: in this process when it may write LOCAL_DIR, else queued and started as root through the helper. */
+  const startJob = async (kind: 'backup' | 'backup-verify', input: RunBackupInput | Record<string, never>): Promise<string> => {
+    if (inProcess) return deps.runner.start(kind, input);
+    const id = await deps.runner.enqueue(kind, input);
+    await infra.helper.run('mailsvc-job-start', ['backup', id]);
+    return id;
+  };
 
   const show = async (): Promise<BackupShow> => {
     const last = service.list()[0] ?? null;
@@ -62,8 +73,10 @@ export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'dial
     health,
     remote,
     /** The systemd units from ONCALENDAR; written (and verified) into `dir` when given. */
+    /** The root-only key that authenticates every manifest (backup show names it). */
+    manifestKeyFile: settings.backup.manifestKeyFile,
     units: async (dir?: string) => (dir ? writeUnits(settings.backup.onCalendar, dir) : renderUnits(settings.backup.onCalendar)),
-    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).backupRoutes(app, { service, runner: deps.runner, show, set }, kit.hooks, kit.errors),
+    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).backupRoutes(app, { service, startJob, show, set }, kit.hooks, kit.errors),
   };
 }
 export type BackupsModule = ReturnType<typeof createBackupsModule>;

@@ -55,3 +55,14 @@ export function takeLock(dir: string, what: string, onStale: (previous: string) 
   }
   throw new AppError('conflict', `cannot take ${path}; another run keeps taking it`);
 }
+
+/** Throws the conflict a live `.lock` would give, without writing anything (the service cannot write LOCAL_DIR). */
+export function checkLock(dir: string): void {
+  let held: LockBody | null = null;
+  try {
+    held = JSON.parse(readFileSync(join(dir, '.lock'), 'utf8')) as LockBody;
+  } catch {
+    return;
+  }
+  if (held && typeof held.pid === 'number' && alive(held)) throw new AppError('conflict', `${held.what} is running (pid ${held.pid}, since ${held.since}); wait for it to finish`);
+}

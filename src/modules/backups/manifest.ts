@@ -37,7 +37,8 @@ export type Manifest = {
   /** The key that sealed the database's secrets, and whether config.tar holds it (absent in older backups). */
   secrets?: { key_id: string | null; key_file_in_backup: boolean };
   redis: { included: boolean };
-  config: { paths: string[] };
+  /** What config.tar holds; settings_file and key_file: where those two were (a restore puts them at this host's paths). */
+  config: { paths: string[]; settings_file?: string; key_file?: string };
   artifacts: Artifact[];
   timings_ms: Record<string, number>;
   warnings: string[];
@@ -51,10 +52,21 @@ export async function sha256File(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
-export function readManifest(dir: string): Manifest {
-  const m = JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as Manifest;
-  if (m.format !== 1 || typeof m.id !== 'string' || !Array.isArray(m.artifacts) || !Array.isArray(m.chain)) throw new Error(`${join(dir, MANIFEST)} is not a mailsvc backup manifest`);
+/** A manifest from its text (`where` names it in the error); unauthenticated: a restore reads it through readSignedManifest. */
+export function parseManifest(text: string, where: string): Manifest {
+  let m: Manifest;
+  try {
+    m = JSON.parse(text) as Manifest;
+  } catch {
+    throw new Error(`${where} is not a mailsvc backup manifest (not JSON)`);
+  }
+  if (m === null || typeof m !== 'object' || m.format !== 1 || typeof m.id !== 'string' || !Array.isArray(m.artifacts) || !Array.isArray(m.chain)) throw new Error(`${where} is not a mailsvc backup manifest`);
   return m;
+}
+
+/** Unauthenticated: for listing only (the service, which cannot read the key, lists backups this way). */
+export function readManifest(dir: string): Manifest {
+  return parseManifest(readFileSync(join(dir, MANIFEST), 'utf8'), join(dir, MANIFEST));
 }
 
 export function readVerify(dir: string): VerifyResult | null {

@@ -2,38 +2,50 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { extractArchive } from '../../adapters/tar/index.js';
 import { AppError } from '../../shared/errors.js';
-import { checkArtifacts, readManifest, sha256File } from './manifest.js';
+import { checkArtifacts, sha256File } from './manifest.js';
 import type { Manifest } from './manifest.js';
+import { readSignedManifest } from './manifest-key.js';
+import type { ManifestKey } from './manifest-key.js';
 
-export type ChainItem = { dir: string; manifest: Manifest };
+export type ChainItem = { dir: string; manifest: Manifest; unsigned: boolean };
+export type ChainOptions = { deferMail?: boolean; key: ManifestKey | null; acceptUnsigned?: boolean };
+
+const ID = /^[0-9A-Za-z][0-9A-Za-z._-]{0,99}$/;
 
 /**
- * The chain a restore of `source` needs, each backup checked against its
- * manifest (every artifact present, same size, same sha256) before anything
- * is touched. A missing link or any mismatch throws, listing every problem.
+ * The chain a restore of `source` needs, each backup's manifest authenticated
+ * (its HMAC under `key`, before anything else of it is read) and checked
+ * against its files (every artifact present, same size, same sha256) before
+ * anything is touched. A missing link or any mismatch throws, listing every
+ * problem; a manifest that is unsigned (unless `acceptUnsigned`), edited or
+ * signed with another key throws at once.
  */
-export async function resolveChain(source: string, opts: { deferMail?: boolean } = {}): Promise<ChainItem[]> {
+export async function resolveChain(source: string, opts: ChainOptions): Promise<ChainItem[]> {
   const dir = resolve(source);
   if (!existsSync(join(dir, 'manifest.json'))) throw new AppError('not_found', `${dir} holds no manifest.json: give a backup directory that \`backup list\` shows`);
   let last: Manifest;
+  let lastUnsigned: boolean;
   try {
-    last = readManifest(dir);
+    ({ manifest: last, unsigned: lastUnsigned } = readSignedManifest(dir, opts.key, opts.acceptUnsigned));
   } catch (err) {
+    if (err instanceof AppError) throw err;
     throw new AppError('validation', `cannot read the manifest of ${dir}: ${err instanceof Error ? err.message : String(err)}`);
   }
   const problems: string[] = [];
   const items: ChainItem[] = [];
   for (const id of last.chain) {
+    if (typeof id !== 'string' || !ID.test(id)) throw new AppError('validation', `refusing to restore, nothing was changed: the manifest of ${dir} names a backup ${JSON.stringify(String(id).slice(0, 60))} that is not a backup id`);
     const d = id === last.id ? dir : join(dirname(dir), id);
     if (!existsSync(join(d, 'manifest.json'))) {
       problems.push(`the chain is broken: ${id} (${id === last.chain[0] ? 'its full backup' : 'an incremental it needs'}) is missing from ${dirname(dir)}`);
       continue;
     }
     try {
-      const m = readManifest(d);
-      if (m.id !== id) problems.push(`${d} holds backup ${m.id}, not ${id}`);
-      else items.push({ dir: d, manifest: m });
+      const r = d === dir ? { manifest: last, unsigned: lastUnsigned } : readSignedManifest(d, opts.key, opts.acceptUnsigned);
+      if (r.manifest.id !== id) problems.push(`${d} holds backup ${r.manifest.id}, not ${id}`);
+      else items.push({ dir: d, ...r });
     } catch (err) {
+      if (err instanceof AppError) throw err;
       problems.push(`${d}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }

@@ -6,12 +6,17 @@ import { pageOf, PageQuery } from '../paging.schema.js';
 import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { AdminHooks, RouteErrors } from '../route-types.js';
 import { JobStartedSchema } from '../jobs/index.js';
-import type { JobRunner } from '../jobs/index.js';
 import type { BackupService } from './backup.service.js';
 import { BackupListSchema, BackupSetResultSchema, BackupSettingsPatch, BackupShowSchema, RunBackupBody } from './schema.js';
 import type { BackupSetResult, BackupShow } from './schema.js';
 
-type Deps = { service: BackupService; runner: JobRunner; show(): Promise<BackupShow>; set(patch: Record<string, string>): Promise<BackupSetResult> };
+type Deps = {
+  service: BackupService;
+  /** Starts the job where it may write the backup directory (as root: through the helper's mailsvc-job-start when this process is not root). */
+  startJob(kind: 'backup' | 'backup-verify', input: { full?: boolean } | Record<string, never>): Promise<string>;
+  show(): Promise<BackupShow>;
+  set(patch: Record<string, string>): Promise<BackupSetResult>;
+};
 
 /** /admin/backups: list, run (a job), settings, verify (a job). API-key scope `backups`. */
 export function backupRoutes(app: FastifyInstance, d: Deps, hooks: AdminHooks, errors: RouteErrors): void {
@@ -46,7 +51,7 @@ export function backupRoutes(app: FastifyInstance, d: Deps, hooks: AdminHooks, e
     },
     handler: async (req, reply) => {
       d.service.assertIdle();
-      return reply.status(202).send({ job_id: await d.runner.start('backup', { full: req.body?.full === true }) });
+      return reply.status(202).send({ job_id: await d.startJob('backup', { full: req.body?.full === true }) });
     },
   });
 
@@ -86,7 +91,7 @@ export function backupRoutes(app: FastifyInstance, d: Deps, hooks: AdminHooks, e
     handler: async (_req, reply) => {
       d.service.assertIdle();
       if (d.service.list().length === 0) throw new AppError('not_found', 'no backup to verify; run a backup first (POST /admin/backups)');
-      return reply.status(202).send({ job_id: await d.runner.start('backup-verify', {}) });
+      return reply.status(202).send({ job_id: await d.startJob('backup-verify', {}) });
     },
   });
 }

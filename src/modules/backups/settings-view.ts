@@ -50,7 +50,7 @@ const NEEDS: Record<BackupKey, string> = {
   TYPE: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
   FULL_WEEKDAY: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
   DB_MODE: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
-  LOCAL_DIR: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer (existing backups stay in the old directory)',
+  LOCAL_DIR: 'set as root in the settings file or the units\' environment (existing backups stay in the old directory)',
   RETENTION_DAYS: 'nothing: the next backup run applies it',
   REMOTE_TARGETS: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
   COMPRESSION: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
@@ -68,6 +68,8 @@ const NEEDS: Record<BackupKey, string> = {
 export async function setBackupSettings(settings: Settings, patch: Record<string, string>, setRetention: (days: number) => Promise<void>, retentionDays: () => Promise<number>): Promise<BackupSetResult> {
   const entries = Object.entries(patch).map(([k, v]) => [backupKey(k), v] as const);
   if (entries.length === 0) throw new AppError('validation', 'nothing to change: give a key and a value');
+  // Root writes the backups there: a root run takes it from the environment or the root-owned settings file only, never from what the service writes.
+  if (entries.some(([k]) => k === 'LOCAL_DIR')) throw new AppError('validation', 'LOCAL_DIR is where root writes the backups and is not changed here: as root, set MAILSVC_BACKUP_LOCAL_DIR in the settings file (root-owned, not writable by mailsvc) or in the backup units\' environment');
   // The settings in force, with the change on top: what the next start reads once the file holds it.
   const current = settingsView(settings.backup, settings.backup.retentionDays);
   const src: Record<string, string | undefined> = {

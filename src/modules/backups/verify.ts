@@ -4,6 +4,7 @@ import { createScratchDatabase, restoreDatabase } from '../../adapters/db-dump/i
 import { checkPhysicalCopy } from '../../adapters/db-dump/physical.js';
 import { extractArchive } from '../../adapters/tar/index.js';
 import type { Manifest } from './manifest.js';
+import type { ManifestKey } from './manifest-key.js';
 import type { Settings } from '../../config/settings.js';
 import type { DialectName } from '../../db/database.js';
 import { compareCounts, countTables } from './db-snapshot.js';
@@ -19,16 +20,16 @@ import { treeStats } from './walk.js';
  * `<database>_verify_<random>` on the same server otherwise, dropped after) and
  * every table's rows compared with the manifest. Scratch space goes in any case.
  */
-export async function verifyChain(settings: Settings, dialect: DialectName, dir: string, progress: Progress, signal?: AbortSignal): Promise<VerifyReport> {
+export async function verifyChain(settings: Settings, dialect: DialectName, dir: string, progress: Progress, signal: AbortSignal | undefined, key: ManifestKey | null): Promise<VerifyReport> {
   const problems: string[] = [];
   const started = new Date().toISOString();
   const scratch = mkdtempSync(join(settings.backup.localDir, '.verify-'));
   let chain: string[] = [];
   try {
-    progress(0.05, 'checking sha256 of every artifact');
+    progress(0.05, 'checking the manifests\' HMAC and the sha256 of every artifact');
     let items;
     try {
-      items = await resolveChain(dir);
+      items = await resolveChain(dir, { key });
     } catch (err) {
       problems.push(err instanceof Error ? err.message.replace(/^refusing to restore, nothing was changed: /, '') : String(err));
     }

@@ -44,7 +44,7 @@ describe('mailsvc install --root', () => {
     expect(report.left.join('\n')).toMatch(/admin set-password/);
     expect(report.left.join('\n')).toMatch(/nginx/);
     expect(readdirSync(units).sort()).toEqual([
-      'mailsvc-backup-verify.service', 'mailsvc-backup-verify.timer', 'mailsvc-backup.service', 'mailsvc-backup.timer',
+      'mailsvc-backup-verify.service', 'mailsvc-backup-verify.timer', 'mailsvc-backup.service', 'mailsvc-backup.timer', 'mailsvc-backup@.service',
       'mailsvc-dkim-rotate.service', 'mailsvc-dkim-rotate.timer',
       'mailsvc-helper.service', 'mailsvc-helper.socket', 'mailsvc-stats.service', 'mailsvc-stats.timer',
       'mailsvc-update@.service', 'mailsvc.service',

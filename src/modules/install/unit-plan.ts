@@ -40,6 +40,7 @@ export const UNITS: readonly Spec[] = [
   { name: 'mailsvc-helper.socket', enable: () => true, start: true },
   { name: 'mailsvc-update@.service', enable: () => false },
   { name: 'mailsvc-backup.service', enable: () => false },
+  { name: 'mailsvc-backup@.service', enable: () => false },
   { name: 'mailsvc-backup.timer', enable: () => true, start: true, calendars: (s) => s.backupCalendars },
   { name: 'mailsvc-backup-verify.service', enable: () => false },
   { name: 'mailsvc-backup-verify.timer', enable: () => true, start: true },

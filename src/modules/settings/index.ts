@@ -41,7 +41,7 @@ export function createSettingsModule(infra: Pick<Infra, 'db' | 'clock' | 'settin
     refuseUnlessApplicable(await checkUpdate(), input);
     const runner = await deps.jobs();
     const id = await runner.enqueue(UPDATE_JOB, input);
-    await infra.helper.run('mailsvc-update-start', [id]);
+    await infra.helper.run('mailsvc-job-start', ['update', id]);
     return { job_id: id };
   };
   return {

@@ -52,7 +52,7 @@ describe('version order', () => {
 });
 
 describe('helper verbs of the updater', () => {
-  it('restart acts on mailsvc.service only; the update unit takes a job id and nothing else', () => {
+  it('restart acts on mailsvc.service only; the job units take a fixed kind and a job id and nothing else', () => {
     const cfg = helperConfig({ fail2banSocket: '/s' });
     const command = (name: string, args: string[], c: HelperConfig) => {
       const spec = ACTIONS.get(name);
@@ -61,9 +61,13 @@ describe('helper verbs of the updater', () => {
     };
     expect(ACTIONS.get('mailsvc-restart')?.params).toEqual([]);
     expect(command('mailsvc-restart', [], cfg)).toMatchObject({ file: 'systemctl', args: ['restart', 'mailsvc.service'] });
-    const param = ACTIONS.get('mailsvc-update-start')?.params[0];
+    const [kind, param] = ACTIONS.get('mailsvc-job-start')?.params ?? [];
+    expect(kind?.validate('update', cfg)).toBe('update');
+    expect(kind?.validate('backup', cfg)).toBe('backup');
+    for (const bad of ['auto-update', 'helper', '../x', 'update@x', '']) expect(() => kind?.validate(bad, cfg)).toThrow();
     expect(param?.validate('0123abcd', cfg)).toBe('0123abcd');
     for (const bad of ['../x', 'a;b', 'ssh.service', '-x', 'A'.repeat(5), '']) expect(() => param?.validate(bad, cfg)).toThrow();
-    expect(command('mailsvc-update-start', ['0123abcd'], { ...cfg, serviceManager: '/usr/local/lib/pm' })).toMatchObject({ file: '/usr/local/lib/pm', args: ['start', 'mailsvc-update@0123abcd.service'] });
+    expect(command('mailsvc-job-start', ['update', '0123abcd'], { ...cfg, serviceManager: '/usr/local/lib/pm' })).toMatchObject({ file: '/usr/local/lib/pm', args: ['start', 'mailsvc-update@0123abcd.service'] });
+    expect(command('mailsvc-job-start', ['backup', '0123abcd'], cfg)).toMatchObject({ file: 'systemctl', args: ['--no-block', 'start', 'mailsvc-backup@0123abcd.service'] });
   });
 });
