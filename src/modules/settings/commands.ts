@@ -82,6 +82,9 @@ export function settingsCommands(program: Command, run: Run<Deps>, view: () => P
             if (!s.auto_updates || !c.update_available) return null;
           }
           if (opts.job) {
+            // This runs as root (mailsvc-update@.service) on a row the service user could have written: only an update job.
+            const queued = await m.runner.get(opts.job);
+            if (queued.kind !== m.updateJob) throw new CliError(`job ${opts.job} is a ${queued.kind} job, not an update`, 2);
             await m.runner.run(opts.job, (u) => display.update(u), abort.signal);
             return m.runner.get(opts.job);
           }
