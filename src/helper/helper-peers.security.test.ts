@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { REPO_ROOT } from '../../test/helpers/cli.js';
 import { fakeBin, request, startHelperProcess } from '../../test/helpers/helper-process.js';
 import type { HelperProcess } from '../../test/helpers/helper-process.js';
 import { ownCgroupLeaf, startPeerClient } from '../../test/helpers/helper-peers.js';
@@ -17,6 +18,12 @@ if (!canRun) skipNotice('root, setpriv and ss (iproute2)', 'needed to connect to
 
 const busyLines = (c: PeerClient): Record<string, unknown>[] => c.answers().filter((a) => a.error === 'busy' && a.id === null);
 const closed = (c: PeerClient, i: number): boolean => c.of(i).some((e) => e.ev === 'close');
+/** setpriv's --bounding-set for the capabilities the helper's unit keeps (CapabilityBoundingSet=), so the helper runs with no more than under systemd. */
+function unitBoundingSet(): string {
+  const unit = readFileSync(join(REPO_ROOT, 'deploy/systemd/mailsvc-helper.service'), 'utf8');
+  const caps = /^CapabilityBoundingSet=(.*)$/m.exec(unit)?.[1]?.trim().split(/\s+/) ?? [];
+  return ['-all', ...caps.map((c) => `+${c.replace(/^CAP_/, '').toLowerCase()}`)].join(',');
+}
 const idle = (n: number): ConnSpec[] => Array.from({ length: n }, () => ({}));
 
 /**
@@ -37,11 +44,11 @@ describe.skipIf(!canRun)('mailsvc helper serve: per-peer connection limits', { t
     clients.push(c);
     return c;
   };
-  const start = async (env: Record<string, string> = {}): Promise<HelperProcess> => {
+  const start = async (env: Record<string, string> = {}, wrap?: (socket: string, env: Record<string, string>) => string[]): Promise<HelperProcess> => {
     dir = mkdtempSync(join(tmpdir(), 'mailsvc-peers-'));
     const bin = fakeBin(dir);
     writeFileSync(join(bin, 'doveadm'), `#!/bin/sh\necho "doveadm $*" >> "${join(dir, 'ran')}"\nwhile [ ! -e "${join(dir, 'release')}" ]; do sleep 0.3; done\necho "doveadm ok"\n`);
-    h = await startHelperProcess({ env: { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, MAILSVC_HELPER_SOCKET_GROUP: String(NOBODY), MAILSVC_LOG_LEVEL: 'debug', ...env } });
+    h = await startHelperProcess({ env: { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, MAILSVC_HELPER_SOCKET_GROUP: String(NOBODY), MAILSVC_LOG_LEVEL: 'debug', ...env }, ...(wrap ? { wrap } : {}) });
     chmodSync(h.dir, 0o755);
     return h;
   };
@@ -54,7 +61,8 @@ describe.skipIf(!canRun)('mailsvc helper serve: per-peer connection limits', { t
   });
 
   it('root is answered while an unprivileged process holds 20 idle connections; its 5th and later are refused with busy', async () => {
-    const helper = await start();
+    // With only the capabilities the unit leaves it: the peer's pid is still found (the refusal names it).
+    const helper = await start({}, () => ['setpriv', `--bounding-set=${unitBoundingSet()}`]);
     const attacker = client(NOBODY, idle(20));
     await vi.waitFor(() => expect(attacker.events().filter((e) => e.ev === 'connect' || e.ev === 'error').length).toBe(20), { timeout: 30_000 });
     // (Before: 16 slots for everybody, so root's connection was closed at once: EPIPE / "closed the connection without an answer".)

@@ -4,6 +4,8 @@
 // the other. It reports on stdout, one JSON line each: {"ev":"pid"},
 // {"c":i,"ev":"connect"|"line"|"close"|"error"}. It ends when stdin closes.
 import { createConnection } from 'node:net';
+import process from 'node:process';
+import { clearInterval, setInterval } from 'node:timers';
 
 const [socket, planJson] = process.argv.slice(2);
 const plan = JSON.parse(planJson);
