@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -58,6 +58,7 @@ describe.skipIf(!canRun)('mailsvc helper serve: per-peer connection limits', { t
     await Promise.all(clients.splice(0).map((c) => c.stop()));
     await h?.stop();
     h = undefined;
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('root is answered while an unprivileged process holds 20 idle connections; its 5th and later are refused with busy', async () => {
