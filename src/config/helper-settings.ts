@@ -35,6 +35,12 @@ export type HelperSettings = Readonly<{
    * process manager. Unset: systemctl.
    */
   serviceManager: string | undefined;
+  /**
+   * MAILSVC_HELPER_SERVICE_UNIT (default `mailsvc.service`): the systemd unit
+   * whose cgroup holds the service's own process; a peer in it may use the
+   * helper's reserved connection slots (docs/helper.md, Limits).
+   */
+  serviceUnit: string;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -52,6 +58,12 @@ function endpoint(src: Source): HelperEndpoint {
   const path = v.startsWith('unix:') ? v.slice('unix:'.length) : '';
   if (!isAbsolute(path)) throw new SettingsError('MAILSVC_HELPER', 'must be unix:<absolute socket path> or direct');
   return { mode: 'unix', path };
+}
+
+function serviceUnit(src: Source): string {
+  const v = val(src, 'MAILSVC_HELPER_SERVICE_UNIT') ?? 'mailsvc.service';
+  if (!/^[A-Za-z0-9:_.@-]{1,255}$/.test(v)) throw new SettingsError('MAILSVC_HELPER_SERVICE_UNIT', 'must be a systemd unit name, e.g. mailsvc.service');
+  return v;
 }
 
 function rspamdGroup(src: Source): string {
@@ -89,5 +101,6 @@ export function loadHelperSettings(src: Source, dataDir = val(src, 'MAILSVC_DATA
     jails: loadJailSettings(src),
     authLog: absolute(src, 'MAILSVC_AUTH_LOG', join(dataDir, 'auth.log')),
     serviceManager: val(src, 'MAILSVC_SERVICE_MANAGER') === undefined ? undefined : absolute(src, 'MAILSVC_SERVICE_MANAGER', ''),
+    serviceUnit: serviceUnit(src),
   });
 }

@@ -54,7 +54,8 @@ export class SocketHelperClient implements HelperClient {
         }
         const answer = parseAnswer(Buffer.concat(parts).toString('utf8'));
         finish(() => {
-          if (answer === null || answer.id !== id) {
+          // A connection over the helper's limits is answered once with id null ("busy") and closed.
+          if (answer === null || (answer.id !== id && !(answer.id === null && !answer.ok))) {
             reject(new HelperError('failed', 'mailsvc-helper sent an answer this client cannot read'));
             return;
           }

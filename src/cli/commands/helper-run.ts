@@ -27,7 +27,7 @@ export async function serveHelper(): Promise<void> {
   // The socket is created owner-only and opened to its group by chmod 0660 once it exists.
   process.umask(0o077);
   if (process.getuid?.() !== 0) log.warn('mailsvc helper serve is not running as root: its actions will fail');
-  const { close } = await startHelperServer(listen, new HelperRunner(settings, log), log);
+  const { close } = await startHelperServer(listen, new HelperRunner(settings, log), log, { serviceUnit: settings.serviceUnit });
   log.info({ socket: 'fd' in listen ? 'inherited (fd 3)' : listen.path, actions: [...ACTIONS.keys()] }, 'mailsvc-helper listening');
   const stop = (): void => void close().then(() => process.exit(0));
   process.once('SIGINT', stop);

@@ -1,0 +1,63 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from './cli.js';
+
+/** A cgroup this process is in, by the last component of its path (/proc/self/cgroup), or null. */
+export function ownCgroupLeaf(): string | null {
+  for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
+    const leaf = line.split(':').slice(2).join(':').split('/').at(-1) ?? '';
+    if (/^[A-Za-z0-9:_.@-]{1,255}$/.test(leaf)) return leaf;
+  }
+  return null;
+}
+
+export type PeerEvent = { c: number; ev: 'connect' | 'line' | 'close' | 'error'; line?: string; code?: string; at: number };
+export type ConnSpec = { send?: string; every?: number; times?: number };
+
+export type PeerClient = {
+  pid(): number | undefined;
+  events(): PeerEvent[];
+  /** The events of connection `c`. */
+  of(c: number): PeerEvent[];
+  /** The answer lines received, parsed. */
+  answers(c?: number): Record<string, unknown>[];
+  stop(): Promise<void>;
+};
+
+/**
+ * test/helpers/helper-peer-client.mjs as `uid` (group `gid`, no other groups,
+ * via setpriv): opens the plan's connections one after the other and reports
+ * what happens to each.
+ */
+export function startPeerClient(socket: string, uid: number, gid: number, plan: ConnSpec[]): PeerClient {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' };
+  const child = spawn('setpriv', [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', process.execPath, join(REPO_ROOT, 'test/helpers/helper-peer-client.mjs'), socket, JSON.stringify(plan)], {
+    env,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const events: PeerEvent[] = [];
+  let pid: number | undefined;
+  let buf = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    buf += d;
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const e = JSON.parse(buf.slice(0, nl)) as PeerEvent & { pid?: number };
+      buf = buf.slice(nl + 1);
+      if (e.pid !== undefined) pid = e.pid;
+      else events.push({ ...e, at: Date.now() });
+    }
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    pid: () => pid,
+    events: () => events,
+    of: (c) => events.filter((e) => e.c === c),
+    answers: (c) => events.filter((e) => e.ev === 'line' && (c === undefined || e.c === c)).map((e) => JSON.parse(e.line ?? '') as Record<string, unknown>),
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
