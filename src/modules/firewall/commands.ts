@@ -56,7 +56,8 @@ export function firewallCommands(program: Command, run: Run<{ service: FirewallS
           throw new CliError('firewall-rules-json: the value is not JSON', 2);
         }
       }
-      const v = await run((m) => m.service.set({ [key]: parsed }, sshCaller(process.env), opts.force === true, detachedRevert));
+      const ssh = sshCaller(process.env);
+      const v = await run((m) => m.service.set({ [key]: parsed }, ssh === null ? null : { address: ssh, via: 'ssh' }, opts.force === true, detachedRevert));
       output(opts.json, v, () => `Applied.\n${describe(v)}`);
     });
 

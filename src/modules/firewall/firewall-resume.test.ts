@@ -38,7 +38,7 @@ describe('a forced firewall change survives a restart of the service that forced
   it('re-arms the revert for the time left; when it fires, the previous state is back', async () => {
     const scheduled: [string, number][] = [];
     const first = service();
-    await first.set(closing, '203.0.113.7', true, (id, s) => void scheduled.push([id, s]));
+    await first.set(closing, { address: '203.0.113.7', via: 'api' }, true, (id, s) => void scheduled.push([id, s]));
     expect(scheduled).toHaveLength(1);
     // The service restarts 50 s later: its timer is gone. The new process re-arms it with 70 s left.
     now += 50_000;
@@ -57,7 +57,7 @@ describe('a forced firewall change survives a restart of the service that forced
   it('past the deadline it reverts at once (0 s); nothing pending, or confirmed, arms nothing', async () => {
     const s = service();
     expect(await s.resumePending(() => expect.unreachable())).toBeNull();
-    await s.set(closing, '203.0.113.7', true, () => undefined);
+    await s.set(closing, { address: '203.0.113.7', via: 'api' }, true, () => undefined);
     now += 600_000;
     const late: number[] = [];
     await s.resumePending((_i, secs) => void late.push(secs));

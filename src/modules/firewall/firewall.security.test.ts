@@ -50,7 +50,7 @@ describe.skipIf(skip)('the firewall never locks the calling administrator out fo
     const r = await asAdmin('firewall', 'set', 'firewall-rules-json', CLOSES_SSH);
     expect(r.code).toBe(3);
     expect(r.stderr).toBe(
-      `mailsvc: this ruleset closes SSH (22/tcp) and the API (8080/tcp) to ${ns.clientAddr}, the address you are calling from; nothing changed. ` +
+      `mailsvc: this ruleset closes SSH (22/tcp) and the API (8080/tcp) to ${ns.clientAddr}, the address you are calling from (22/tcp: no enabled rule opens it; 8080/tcp: no enabled rule opens it); nothing changed. ` +
         `Add an accept rule for it, or force it (--force / force=true) and confirm within ${REVERT_S} s\n`,
     );
     expect(await ns.connects(2626)).toBe(true);

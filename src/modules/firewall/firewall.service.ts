@@ -5,10 +5,16 @@ import type { Clock } from '../../shared/clock.js';
 import { parseLooseNet } from '../../shared/ip-net.js';
 import type { FirewallRepository } from './firewall.repository.js';
 import { HELPER_LIST_ARG_MAX } from '../../shared/dkim-names.js';
-import { allows, parseRules } from './rules.js';
+import { allows, parsePorts, parseRules } from './rules.js';
 import type { FirewallRule, FirewallState } from './rules.js';
 
 export type FirewallView = FirewallState & { confirm_by?: string };
+/**
+ * Who asks, for the lockout guard: the address and the way the request came
+ * (the API port, SSH for the CLI, or a trusted proxy's port), or a request
+ * that an untrusted proxy on loopback forwarded; null: nobody to protect.
+ */
+export type FirewallCaller = { address: string; via: 'api' | 'ssh' } | { address: string; via: 'proxy'; port: number } | { via: 'untrusted-proxy' } | null;
 export type FirewallChange = { 'firewall-enabled'?: unknown; 'firewall-rules-json'?: unknown };
 /** Arranges for `revertUnconfirmed(id)` to run after `seconds`, even if the caller's process ends. */
 export type RevertScheduler = (id: string, seconds: number) => void;
@@ -49,17 +55,40 @@ export class FirewallService {
     return next;
   }
 
-  /** Why this state would cut `caller` off from SSH or the API, or null. Loopback callers are always let in. */
-  lockout(state: FirewallState, caller: string | null): string | null {
+  /**
+   * Why this state would cut the calling administrator off, or null. SSH is
+   * always protected; so is the way this request came: the API's own port, or,
+   * through a trusted proxy (nginx in front), the port the proxy served it on.
+   * A caller on loopback with no proxy in between cannot be cut off (lo is
+   * always accepted). A request that a proxy on loopback forwarded without
+   * being trusted hides the administrator's address: it is refused too, since
+   * the guard cannot know whom it would lock out.
+   */
+  lockout(state: FirewallState, caller: FirewallCaller): string | null {
     if (state['firewall-enabled'] !== 'yes' || caller === null) return null;
-    const from = parseLooseNet(caller);
+    if (caller.via === 'untrusted-proxy') {
+      return 'this request came through a proxy on loopback (X-Forwarded-For) that MAILSVC_TRUSTED_PROXIES does not name, so the address you are calling from is unknown and the guard cannot keep it open. Add the proxy to MAILSVC_TRUSTED_PROXIES (e.g. 127.0.0.1)';
+    }
+    const from = parseLooseNet(caller.address);
     if (!from || (from.addr as { range(): string }).range() === 'loopback') return null;
-    const closed = [
+    const ports = [
       { port: this.opts.sshPort, what: 'SSH' },
-      { port: this.opts.apiPort, what: 'the API' },
-    ].filter((p) => p.port > 0 && !allows(state['firewall-rules-json'], from, p.port, 'tcp'));
+      caller.via === 'proxy' ? { port: caller.port, what: 'the panel and API through the proxy' } : { port: this.opts.apiPort, what: 'the API' },
+    ];
+    const closed = ports.filter((p) => p.port > 0 && !allows(state['firewall-rules-json'], from, p.port, 'tcp'));
     if (closed.length === 0) return null;
-    return `this ruleset closes ${closed.map((c) => `${c.what} (${c.port}/tcp)`).join(' and ')} to ${from.text}, the address you are calling from`;
+    const why = closed.map((c) => `${c.port}/tcp: ${this.coverage(state, c.port)}`).join('; ');
+    return `this ruleset closes ${closed.map((c) => `${c.what} (${c.port}/tcp)`).join(' and ')} to ${from.text}, the address you are calling from (${why})`;
+  }
+
+  /** Which enabled rules open `port`/tcp, and to whom: what the refusal says about each closed port. */
+  private coverage(state: FirewallState, port: number): string {
+    const open = state['firewall-rules-json']
+      .map((r, i) => ({ r, i }))
+      .filter(({ r }) => r.enabled === 'yes' && r.protocol === 'tcp' && parsePorts(r.ports, 'ports').some(([a, b]) => port >= a && port <= b));
+    if (open.length === 0) return 'no enabled rule opens it';
+    // A rule without a source would have let the caller in: the ones left are limited to other sources.
+    return `only ${open.map(({ r, i }) => `rule ${i + 1} (from ${r.source})`).join(', ')} opens it, not to this address`;
   }
 
   /**
@@ -68,7 +97,7 @@ export class FirewallService {
    * caller out is refused (409) unless forced; a forced one reverts after
    * `revertSeconds` unless confirmed.
    */
-  async set(change: FirewallChange, caller: string | null, force: boolean, schedule: RevertScheduler): Promise<FirewallView> {
+  async set(change: FirewallChange, caller: FirewallCaller, force: boolean, schedule: RevertScheduler): Promise<FirewallView> {
     const row = await this.repo.get();
     const current = await this.get();
     const next = this.parse(current, change);
