@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadHelperSettings } from '../src/config/helper-settings.js';
 import type { HelperSettings } from '../src/config/helper-settings.js';
 import { ACTIONS } from '../src/helper/actions.js';
@@ -54,8 +54,8 @@ const show = (args: readonly string[]): string => JSON.stringify(args.map((a) =>
  * helper stays up, and no file changes outside the directories the actions
  * declare (`writes`) — in the temp root that stands for `/`, and in the real
  * /etc. The helper runs in its own network namespace (nft never reaches the
- * machine's ruleset) under a 1 GiB data limit (a read of /dev/zero cannot
- * take the machine's memory).
+ * machine's ruleset) under a 1 GiB data limit and no core dumps (a read of
+ * /dev/zero cannot take the machine's memory, nor its disk).
  */
 describe.skipIf(why !== null)('privilege boundary: every helper action, hostile arguments from an unprivileged caller', { timeout: 120_000 }, () => {
   let pr: PrivilegeRoot;
@@ -73,8 +73,11 @@ describe.skipIf(why !== null)('privilege boundary: every helper action, hostile 
     etc: snapshotTree('/etc', ETC_CHANGES_ON_ITS_OWN),
   });
   const startHelper = async (): Promise<void> => {
-    helper = await startHelperProcess({ fakes: false, env: pr.env, wrap: () => ['unshare', '-n', '--', 'prlimit', `--data=${1024 ** 3}`, '--'] });
+    helper = await startHelperProcess({ fakes: false, env: pr.env, wrap: () => ['unshare', '-n', '--', 'prlimit', `--data=${1024 ** 3}`, '--core=0', '--'] });
     chmodSync(helper.dir, 0o755);
+    // The socket appears before the helper gives it its group and mode: wait for those, or the caller's first connect is refused.
+    const socket = helper.socket;
+    await vi.waitFor(() => expect([statSync(socket).gid, statSync(socket).mode & 0o777]).toEqual([NOBODY, 0o660]), { timeout: 15_000, interval: 50 });
   };
   /** Stops a helper that hangs or died, and starts a fresh one, so the actions after it are still tried. */
   const restartHelper = async (): Promise<void> => {
@@ -108,6 +111,9 @@ describe.skipIf(why !== null)('privilege boundary: every helper action, hostile 
    * well-formed PING. Returns what went wrong (empty: nothing), and whether
    * the helper must be replaced (it hangs or died).
    */
+  /** True when the helper exits within a few seconds (a crash is still writing its way out), false when it keeps running. */
+  const exits = async (): Promise<boolean> =>
+    vi.waitFor(() => expect(helper.alive()).toBe(false), { timeout: 3000, interval: 100 }).then(() => true, () => false);
   const attempt = async (action: string, args: readonly string[]): Promise<{ problems: string[]; broken: boolean }> => {
     const socket = helper.socket;
     const hostile = client.send(socket, request(nextId++, action, [...args]), ANSWER_DEADLINE_MS);
@@ -115,16 +121,22 @@ describe.skipIf(why !== null)('privilege boundary: every helper action, hostile 
     const problems: string[] = [];
     const what = `${action} ${show(args)}`;
     if (ping.kind !== 'answer') {
-      problems.push(`a concurrent ${PING} got no answer within ${CONCURRENT_DEADLINE_MS / 1000} s (${ping.kind}${ping.answer ? `: ${clip(ping.answer)}` : ''}) while ${what} was in flight; the helper ${helper.alive() ? 'is still running' : 'died'}`);
+      const detail = `${ping.kind}${ping.answer ? `: ${clip(ping.answer)}` : ''}`;
+      problems.push(`a concurrent ${PING} got no answer within ${CONCURRENT_DEADLINE_MS / 1000} s (${detail}) while ${what} was in flight; the helper ${(await exits()) ? 'died' : 'hangs'}`);
       return { problems, broken: true };
     }
     problems.push(...leaks(ping.answer).map((l) => `the concurrent ${PING} reply holds ${l}`));
     const r = await hostile;
     count(action, r);
-    if (r.kind === 'timeout' || r.kind === 'error') problems.push(`${what}: ${r.kind === 'timeout' ? `no answer within ${ANSWER_DEADLINE_MS / 1000} s` : `could not connect (${r.answer})`}`);
+    if (r.kind === 'timeout') problems.push(`${what}: no answer within ${ANSWER_DEADLINE_MS / 1000} s`);
+    if (r.kind === 'closed' || r.kind === 'error') problems.push(`${what}: ${r.kind === 'closed' ? 'the connection was closed without an answer' : `the connection failed (${r.answer})`}`);
     problems.push(...leaks(r.answer).map((l) => `${what}: the reply holds ${l}: ${clip(r.answer, 300)}`));
-    if (!helper.alive()) problems.push(`the helper died after ${what}`);
-    return { problems, broken: !helper.alive() };
+    if (problems.length === 0 && helper.alive()) return { problems, broken: false };
+    // Something went wrong: is the helper still serving?
+    const again = await client.send(socket, request(nextId++, PING, []), CONCURRENT_DEADLINE_MS);
+    if (again.kind === 'answer' && helper.alive()) return { problems, broken: false };
+    problems.push(`the helper ${(await exits()) ? 'died' : 'stopped answering'} after ${what}`);
+    return { problems, broken: true };
   };
 
   beforeAll(async () => {
@@ -193,22 +205,26 @@ describe.skipIf(why !== null)('privilege boundary: every helper action, hostile 
         if (broken) await restartHelper();
       }
       // Then random hostile lists (fast-check, seeded), within this action's share of the time budget.
-      let last: string[] = [];
+      // fast-check abandons the run in flight when the time limit strikes: that run is awaited and judged here all the same.
+      let inflight: Promise<string[]> | undefined;
+      const judged = (args: readonly string[]): Promise<string[]> =>
+        attempt(name, args).then(async ({ problems, broken }) => {
+          if (broken) await restartHelper();
+          return problems;
+        });
       try {
         await fc.assert(
           fc.asyncProperty(hostileArgs(pr, valid, maxArg), async (args) => {
-            const { problems, broken } = await attempt(name, args);
-            if (broken) await restartHelper();
-            last = problems;
-            return problems.length === 0;
+            inflight = judged(args);
+            return (await inflight).length === 0;
           }),
           // No shrinking (endOnFailure): a hang costs the whole deadline on each try.
           { seed: SEED + i, numRuns: RUNS_PER_ACTION, interruptAfterTimeLimit: budgetPerAction, markInterruptAsFailure: false, endOnFailure: true },
         );
       } catch (err) {
-        const first = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
-        violations.push(...(last.length > 0 ? last : [clip(first, 300)]).map((v) => `fast-check (seed ${SEED + i}): ${v}`));
+        if (!inflight) violations.push(`fast-check (seed ${SEED + i}): ${clip((err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '', 300)}`);
       }
+      if (inflight) violations.push(...(await inflight).map((v) => `fast-check (seed ${SEED + i}): ${v}`));
       expect(violations).toEqual([]);
     },
     120_000,

@@ -90,7 +90,7 @@ export function makePrivilegeRoot(): PrivilegeRoot {
   const written: [string, string][] = [
     ['include-secret.nft', `table inet mailsvc {\n  include "${secretFile}"\n}\n`],
     ['include-shadow.nft', 'table inet mailsvc {\n  include "/etc/shadow"\n}\n'],
-    ['flush.nft', 'table inet mailsvc {\n  chain c { comment "{"; }\n}\nflush ruleset\ntable ip filter { chain input { type filter hook input priority 0; policy accept; } }\ntable inet mailsvc {\n  chain d { comment "}"; }\n}\n'],
+    ['flush.nft', 'table inet mailsvc {\n  chain c { comment "{"; }\n}\nflush ruleset\ntable ip filter {\n  chain input { type filter hook input priority 0; policy accept; }\n}\ntable inet mailsvc {\n  chain d { comment "}"; }\n}\n'],
   ];
   for (const [name, text] of written) {
     writeFileSync(join(drop, name), text, { mode: 0o644 });
