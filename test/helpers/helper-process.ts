@@ -15,6 +15,8 @@ import { buildCli } from './cli.js';
 export type HelperProcess = {
   dir: string;
   socket: string;
+  /** The process id of what was started (the wrapper's when `wrap` execs into the helper, as `unshare` does). */
+  pid: number | undefined;
   /** Lines `<program> <args…>` the fake programs wrote; empty when nothing ran. */
   ran(): string[];
   /** The helper's JSON log lines so far. */
@@ -85,6 +87,7 @@ export async function startHelperProcess(
   return {
     dir,
     socket,
+    pid: child.pid,
     ran: () => (existsSync(join(dir, 'ran')) ? readFileSync(join(dir, 'ran'), 'utf8').trimEnd().split('\n') : []),
     logs: () =>
       out
