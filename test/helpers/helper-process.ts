@@ -22,8 +22,6 @@ export type HelperProcess = {
   /** The helper's JSON log lines so far. */
   logs(): Record<string, unknown>[];
   alive(): boolean;
-  /** The helper's process id (with `wrap`, the launcher's, which execs the helper: `unshare -n --` keeps it). */
-  pid: number | undefined;
   stop(): Promise<void>;
 };
 
@@ -95,7 +93,6 @@ export async function startHelperProcess(
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, unknown>),
     alive: () => child.exitCode === null && child.signalCode === null,
-    pid: child.pid,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
