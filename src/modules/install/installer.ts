@@ -147,7 +147,21 @@ export async function install(input: InstallInput): Promise<InstallReport> {
     'connect Postfix and Dovecot: deploy/postfix/README.md, deploy/dovecot/README.md',
     `settings for the privileged helper (daemon paths), if not the Debian defaults: /etc/mailsvc/helper.env (root:root 0600; a re-run of mailsvc install sets that)`,
   );
-  return r;
+  return host ? r : underRoot(r, input.root);
+}
+
+/**
+ * With --root DIR, what was done and skipped names the paths as written,
+ * under DIR (the host paths alone read as if / had changed). A link's target
+ * (after →) is the text inside the link, kept as it is.
+ */
+export function underRoot(r: InstallReport, root: string): InstallReport {
+  const prefix = (line: string): string =>
+    line
+      .split(' → ')
+      .map((part, i) => (i > 0 ? part : part.replace(/(^|[\s(,])(\/[^\s,)]*)/g, (_m, before: string, path: string) => `${before}${join(root, path)}`)))
+      .join(' → ');
+  return { ...r, done: r.done.map(prefix), skipped: r.skipped.map(prefix) };
 }
 
 export async function uninstall(root: string, installRoot: string): Promise<InstallReport> {
@@ -178,6 +192,6 @@ export async function uninstall(root: string, installRoot: string): Promise<Inst
     `kept the data: /var/lib/mailsvc (database, keys), ${BACKUP_DIR}, /var/log/mailsvc, the settings in /etc/mailsvc`,
     'kept the user mailsvc (its data and logs belong to it): userdel mailsvc when nothing is left',
   );
-  return r;
+  return host ? r : underRoot(r, root);
 }
 
