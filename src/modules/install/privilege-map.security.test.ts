@@ -184,7 +184,7 @@ describe.skipIf(!canRun)('privilege map after mailsvc install --root DIR --servi
   });
 
   it('copied the release and applied the ownership plan for the service user', () => {
-    expect(report.done.join('\n')).toMatch(new RegExp(`copied this release to ${INSTALL_ROOT}/releases/${VERSION}`));
+    expect(report.done.join("\n")).toContain(`copied this release to ${inDir(join(INSTALL_ROOT, "releases", VERSION))}`);
     expect(report.done.join('\n')).toMatch(/owners and modes set \(service user nobody\)/);
     expect(readlinkSync(inDir(join(INSTALL_ROOT, 'current')))).toBe(`releases/${VERSION}`);
     const mode = (p: string): { uid: number; gid: number; mode: number } => {
