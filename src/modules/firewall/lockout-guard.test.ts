@@ -56,6 +56,11 @@ describe('the firewall guard protects the administrator behind a proxy', () => {
     expect(r.json<{ detail: string }>().detail).toMatch(/through a proxy on loopback .* MAILSVC_TRUSTED_PROXIES does not name.*Add the proxy to MAILSVC_TRUSTED_PROXIES/);
   });
 
+  it('a trusted proxy forwarding a loopback client (the panel in front of its own API) is let through: a loopback caller cannot be cut off', async () => {
+    const r = await put(trusted, { 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': 'https' });
+    expect(r.statusCode, r.body).toBe(503);
+  });
+
   it('an address the office rule covers is let through to the helper (here unreachable: 503, not 409)', async () => {
     const r = await put(trusted, { 'x-forwarded-for': '10.1.2.3' });
     expect(r.statusCode, r.body).toBe(503);

@@ -20,7 +20,8 @@ export function callerOf(req: FastifyRequest): FirewallCaller {
   const socket = canonical(req.socket.remoteAddress);
   const forwarded = header(req.headers['x-forwarded-for']) !== undefined;
   if (!forwarded || socket === null) return { address: req.clientIp, via: 'api' };
-  if (req.clientIp !== socket) {
+  // Fastify lists the socket's address and every trusted hop behind it: more than one means the proxy was trusted.
+  if ((req.ips?.length ?? 0) > 1) {
     const p = Number(header(req.headers['x-forwarded-port']));
     const port = Number.isInteger(p) && p > 0 && p < 65536 ? p : header(req.headers['x-forwarded-proto']) === 'http' ? 80 : 443;
     return { address: req.clientIp, via: 'proxy', port };
