@@ -11,8 +11,7 @@ import { createDb } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import { migrateToLatest } from '../../db/migrate.js';
 import { AppError } from '../../shared/errors.js';
-import { physicalRestoreSteps } from '../../adapters/db-dump/physical.js';
-import { secretKeyInfo, writeBackup } from './backup-run.js';
+import { writeBackup } from './backup-run.js';
 import { checkConfigArchive, restoreConfig } from './config-restore.js';
 import type { RecordedPaths } from './allow-list.js';
 import { loadManifestKey } from './manifest-key.js';
@@ -25,6 +24,9 @@ import { MANIFEST, VERIFY_FILE, readManifest, readVerify } from './manifest.js';
 import type { Manifest } from './manifest.js';
 import { extractChain, resolveChain, swapIn } from './restore.js';
 import { verifyChain } from './verify.js';
+import { refuseDb } from './restore-refusals.js';
+
+export { KeyMismatchRefused, PhysicalRestoreRefused } from './restore-refusals.js';
 import { RestoreUnproven, proveRestored } from './restore-proof.js';
 import type { BackupRecord, RestoreReport, VerifyReport } from './schema.js';
 
@@ -194,32 +196,6 @@ export class BackupService {
   }
 
   /**
-   * A database restore that must not run: a physical copy (PostgreSQL,
-   * MariaDB) is never applied automatically (the manual steps are the
-   * message); a database whose secrets were sealed with another key than this
-   * host's is refused unless the restore puts the backup's key file back too.
-   */
-  private refuseDb(m: Manifest, dir: string, withConfig: boolean): void {
-    const dump = m.artifacts.find((a) => a.kind === 'database');
-    if (m.database.physical && dump) {
-      const steps = physicalRestoreSteps(m.database.physical, join(dir, dump.name));
-      const headline = `${m.id} holds a physical copy of the whole ${m.database.dialect === 'postgres' ? 'PostgreSQL cluster' : 'MariaDB server'} (${m.database.physical.tool}), which mailsvc does not apply by itself; nothing was changed`;
-      throw new PhysicalRestoreRefused(headline, [...steps, `then the mail${withConfig ? ' and the configuration' : ''}: mailsvc restore --source ${dir} --restore-files${withConfig ? ' --restore-config' : ''}`]);
-    }
-    const want = m.secrets?.key_id;
-    if (!want) return;
-    const have = secretKeyInfo(this.d.settings).key_id;
-    if (have === want) return;
-    // The restored key file opens them, unless MAILSVC_SECRET_KEY is set here: it wins over any key file.
-    if (withConfig && m.secrets?.key_file_in_backup && this.d.settings.secretKey === undefined) return;
-    if (withConfig && m.secrets?.key_file_in_backup) throw new KeyMismatchRefused(`refusing to restore, nothing was changed: the database of ${m.id} holds secrets sealed with key ${want}; the restored key file would hold it, but MAILSVC_SECRET_KEY (key ${have ?? '?'}) wins over any key file: unset it, or set it to the old host's key`);
-    const how = m.secrets?.key_file_in_backup
-      ? 'add --restore-config to put the backup\'s key file back with the configuration'
-      : 'the backup host took its key from MAILSVC_SECRET_KEY, which no backup holds: set MAILSVC_SECRET_KEY to that key';
-    throw new KeyMismatchRefused(`refusing to restore, nothing was changed: the database of ${m.id} holds secrets sealed with key ${want}, and this host's key is ${have ?? 'missing'}; ${how}`);
-  }
-
-  /**
    * Restores the chain ending at `source`: every backup checked against its
    * manifest first (nothing changes on a broken chain or a mismatch), Postfix
    * stopped, the mail storage staged and swapped in, the database restored
@@ -253,7 +229,7 @@ export class BackupService {
       const recorded: RecordedPaths = { settingsFile: last.config.settings_file ?? last.config.paths[0], keyFile: last.config.key_file ?? last.config.paths.find((p) => p.endsWith('/secret.key')) };
       // config.tar judged member by member against the allow-list before anything changes.
       if (what.config && configTar) checkConfigArchive(this.d.settings, join(lastItem.dir, configTar.name), recorded);
-      if (what.db) this.refuseDb(last, lastItem.dir, what.config === true);
+      if (what.db) refuseDb(this.d.settings, last, lastItem.dir, what.config === true);
       // Without the configuration the database goes where this host's settings say: its dialect is known now.
       if (what.db && !what.config && last.database.dialect !== this.d.dialect) throw new AppError('validation', `refusing to restore, nothing was changed: the backup holds a ${last.database.dialect} dump; MAILSVC_DATABASE_URL is ${this.d.dialect}`);
       release ??= this.lock(`restore from ${source}`);
@@ -322,19 +298,5 @@ export class BackupService {
       const why = err instanceof SettingsError ? err.message : err instanceof Error ? err.message : String(err);
       throw new RestoreUnproven([`the restored settings file ${this.d.settings.configFile} is refused: ${why}`], ['the configuration was put back']);
     }
-  }
-}
-
-/** A restore of a physical database copy: never automatic; the message holds the manual steps (CLI exit 3). */
-export class PhysicalRestoreRefused extends AppError {
-  constructor(readonly headline: string, readonly steps: string[]) {
-    super('conflict', `${headline}; to put it back, as root on the database host: ${steps.map((x, i) => `(${i + 1}) ${x}`).join('; ')}`);
-  }
-}
-
-/** The restored database could not open its secrets with this host's key (CLI exit 78: the key is a setting). */
-export class KeyMismatchRefused extends AppError {
-  constructor(detail: string) {
-    super('conflict', detail);
   }
 }

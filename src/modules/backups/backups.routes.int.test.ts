@@ -57,7 +57,7 @@ describe('backups over HTTP (jobs: 202 + /admin/jobs/{id})', () => {
     expect((await call(t, 'PATCH', '/admin/backups/settings', t.basic(), { NOPE: 'x' })).status).toBe(422);
     const ok = await call(t, 'PATCH', '/admin/backups/settings', t.basic(), { ONCALENDAR: '*-*-* 01:00:00;Sat 12:00', RETENTION_DAYS: 30 });
     expect(ok).toMatchObject({ status: 200, body: { changed: ['ONCALENDAR', 'RETENTION_DAYS'], settings: { RETENTION_DAYS: 30, ONCALENDAR: '*-*-* 01:00:00\nSat 12:00' } } });
-    expect(String(ok.body.next_step)).toContain('takes effect when the installer re-renders the timer');
+    expect(String(ok.body.next_step)).toContain('takes effect when the timer unit is re-rendered');
     expect(ok.body.sources).toMatchObject({ ONCALENDAR: 'stored', RETENTION_DAYS: 'stored', COMPRESSION: 'default' });
     // Stored in the database, never in the settings file (the service cannot write /etc/mailsvc in production).
     expect(existsSync(t.settings.configFile) ? readFileSync(t.settings.configFile, 'utf8') : '').not.toContain('ONCALENDAR');
@@ -94,7 +94,7 @@ describe('backups over HTTP (jobs: 202 + /admin/jobs/{id})', () => {
       const r = await call(t, 'PATCH', '/admin/backups/settings', t.basic(), body);
       expect(r.status, JSON.stringify(body)).toBe(422);
     }
-    for (const [key, reason] of [['LOCAL_DIR', 'root writes the backups'], ['MANIFEST_KEY_FILE', 'authenticates every manifest'], ['CONFIG_PATHS', 'root archives'], ['MAIL_STORAGE', 'root backs up']]) {
+    for (const [key, reason] of [['LOCAL_DIR', 'root writes the backups'], ['MANIFEST_KEY_FILE', 'authenticates every manifest'], ['CONFIG_PATHS', 'root archives'], ['MAIL_STORAGE', 'root backs up']] as const) {
       const r = await call(t, 'PATCH', '/admin/backups/settings', t.basic(), { [key]: '/tmp/x' });
       expect(r, key).toMatchObject({ status: 422, body: { detail: expect.stringContaining(reason) } });
     }

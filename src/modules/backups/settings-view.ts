@@ -48,7 +48,7 @@ export async function checkCalendar(lines: string[]): Promise<void> {
 
 const TIMER = 'nothing: stored, every process reads it at once; the next backup run uses it';
 const NEEDS: Record<BackupKey, string> = {
-  ONCALENDAR: 'stored; it takes effect when the installer re-renders the timer: as root run mailsvc install again (or mailsvc backup units --write /etc/systemd/system), then systemctl daemon-reload && systemctl restart mailsvc-backup.timer',
+  ONCALENDAR: 'stored; it takes effect when the timer unit is re-rendered from it: as root, mailsvc backup units --write /etc/systemd/system (it reads the stored value), then systemctl daemon-reload && systemctl restart mailsvc-backup.timer',
   TYPE: TIMER,
   FULL_WEEKDAY: TIMER,
   DB_MODE: TIMER,
