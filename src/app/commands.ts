@@ -48,6 +48,6 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => reportCommands(p, runModule((m) => m.report(), { schema: false })),
   (p) => dnsCommands(p, runModule((m) => m.dns()), () => progressView()),
   // restore, fetch and units run on a fresh host too: no schema check (the restore migrates what it restored).
-  (p) => backupCommands(p, runModule((m) => m.backups(), { redis: true }), runModule((m) => m.backups(), { schema: false }), () => progressView()),
+  (p) => backupCommands(p, runModule((m) => m.backups(), { redis: true }), runModule((m) => m.backups(), { schema: false }), () => progressView(), runModule(async (m) => (await import('../modules/backups/index.js')).createRestoreService(m.infra), { schema: false })),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

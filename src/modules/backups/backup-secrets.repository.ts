@@ -8,7 +8,14 @@ export const ENCRYPTION_KEY = 'encryption_key';
 /** The sealed backup secrets (table backup_secrets). Values are opened only to hand them to rclone. */
 export class BackupSecrets {
   // The box is reached on first use: a restore on a fresh host (no key file yet) never needs it.
-  constructor(private readonly db: Db, private readonly boxOf: () => SecretBox) {}
+  constructor(db: Db | (() => Db), private readonly boxOf: () => SecretBox) {
+    this.dbOf = typeof db === 'function' ? db : () => db;
+  }
+
+  private readonly dbOf: () => Db;
+  private get db(): Db {
+    return this.dbOf();
+  }
 
   private get box(): SecretBox {
     return this.boxOf();

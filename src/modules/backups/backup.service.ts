@@ -1,15 +1,17 @@
-import { chmodSync, chownSync, copyFileSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { HelperClient } from '../../adapters/helper-client.js';
 import { restoreDatabase } from '../../adapters/db-dump/index.js';
+import { loadSettings } from '../../config/settings.js';
 import type { Settings } from '../../config/settings.js';
+import { SettingsError } from '../../config/settings-error.js';
 import type { Db, DialectName } from '../../db/database.js';
 import { createDb } from '../../db/database.js';
+import { dialectOf } from '../../db/dialect.js';
 import { migrateToLatest } from '../../db/migrate.js';
 import { AppError } from '../../shared/errors.js';
-import { physicalRestoreSteps } from '../../adapters/db-dump/physical.js';
-import { secretKeyInfo, writeBackup } from './backup-run.js';
+import { writeBackup } from './backup-run.js';
 import { checkConfigArchive, restoreConfig } from './config-restore.js';
 import type { RecordedPaths } from './allow-list.js';
 import { loadManifestKey } from './manifest-key.js';
@@ -22,6 +24,10 @@ import { MANIFEST, VERIFY_FILE, readManifest, readVerify } from './manifest.js';
 import type { Manifest } from './manifest.js';
 import { extractChain, resolveChain, swapIn } from './restore.js';
 import { verifyChain } from './verify.js';
+import { refuseDb } from './restore-refusals.js';
+
+export { KeyMismatchRefused, PhysicalRestoreRefused } from './restore-refusals.js';
+import { RestoreUnproven, proveRestored } from './restore-proof.js';
 import type { BackupRecord, RestoreReport, VerifyReport } from './schema.js';
 
 export type BackupDeps = {
@@ -33,9 +39,13 @@ export type BackupDeps = {
   /** Days backups are kept: the limit `backup-retention-days` (MAILSVC_BACKUP_RETENTION_DAYS by default). */
   retentionDays: () => Promise<number>;
   /** Copies a finished backup to the remote targets and applies retention there (null: none configured). */
-  remote: ((dir: string, id: string, progress: Progress, retention: { days: number; now: number }) => Promise<{ targets: string[]; removed: string[]; notes: string[] }>) | null;
+  remote: ((settings: Settings, dir: string, id: string, progress: Progress, retention: { days: number; now: number }) => Promise<{ targets: string[]; removed: string[]; notes: string[] }>) | null;
   tarVersion: () => Promise<string>;
   now?: () => Date;
+  /** The settings read again (after a restore put the settings file back); loadSettings by default. */
+  reload?: () => Settings;
+  /** The settings in force for a run (the stored backup settings over the defaults, read again each time); `settings` by default. */
+  current?: () => Promise<Settings>;
 };
 
 /** How a restore authenticates the manifests: the saved key of another host, and whether unsigned (older) manifests are accepted. */
@@ -109,8 +119,7 @@ export class BackupService {
   }
 
   /** The type this run makes: --full, TYPE=full, auto on FULL_WEEKDAY, or no complete chain to build on give a full. */
-  private parentFor(full: boolean): Manifest | null {
-    const s = this.d.settings.backup;
+  private parentFor(full: boolean, s: Settings['backup']): Manifest | null {
     if (full || s.type === 'full') return null;
     if (s.type === 'auto' && WEEKDAYS[this.now().getDay()] === s.fullWeekday) {
       // One full per FULL_WEEKDAY: a second run that day builds on the full made earlier that day.
@@ -126,10 +135,12 @@ export class BackupService {
   async run(opts: { full?: boolean }, progress: Progress, signal?: AbortSignal): Promise<BackupRecord & { removed: string[]; remote: string[]; remote_removed: string[]; warnings: string[] }> {
     const release = this.lock(`backup run (started ${this.now().toISOString()})`);
     try {
-      const parent = this.parentFor(opts.full === true);
-      const m = await writeBackup({ settings: this.d.settings, db: this.d.db, dialect: this.d.dialect, redis: this.d.redis, tarVersion: await this.d.tarVersion() }, parent, this.now(), progress, signal);
+      // The settings in force now: a value stored by any process since this one started is used.
+      const settings = (await this.d.current?.()) ?? this.d.settings;
+      const parent = this.parentFor(opts.full === true, settings.backup);
+      const m = await writeBackup({ settings, db: this.d.db, dialect: this.d.dialect, redis: settings.backup.includeRedis ? this.d.redis : undefined, tarVersion: await this.d.tarVersion() }, parent, this.now(), progress, signal);
       // Remote retention runs per target only after that target's copy of this backup was checked.
-      const remote = this.d.remote ? await this.d.remote(join(this.dir, m.id), m.id, progress, { days: await this.d.retentionDays(), now: this.now().getTime() }) : { targets: [], removed: [], notes: [] };
+      const remote = this.d.remote && settings.backup.remoteTargets.length > 0 ? await this.d.remote(settings, join(this.dir, m.id), m.id, progress, { days: await this.d.retentionDays(), now: this.now().getTime() }) : { targets: [], removed: [], notes: [] };
       const removed = await this.applyRetention();
       progress(1, `backup ${m.id} complete`);
       return { ...this.record(m), removed, remote: remote.targets, remote_removed: remote.removed, warnings: [...m.warnings, ...remote.notes] };
@@ -185,32 +196,6 @@ export class BackupService {
   }
 
   /**
-   * A database restore that must not run: a physical copy (PostgreSQL,
-   * MariaDB) is never applied automatically (the manual steps are the
-   * message); a database whose secrets were sealed with another key than this
-   * host's is refused unless the restore puts the backup's key file back too.
-   */
-  private refuseDb(m: Manifest, dir: string, withConfig: boolean): void {
-    const dump = m.artifacts.find((a) => a.kind === 'database');
-    if (m.database.physical && dump) {
-      const steps = physicalRestoreSteps(m.database.physical, join(dir, dump.name));
-      const headline = `${m.id} holds a physical copy of the whole ${m.database.dialect === 'postgres' ? 'PostgreSQL cluster' : 'MariaDB server'} (${m.database.physical.tool}), which mailsvc does not apply by itself; nothing was changed`;
-      throw new PhysicalRestoreRefused(headline, [...steps, `then the mail${withConfig ? ' and the configuration' : ''}: mailsvc restore --source ${dir} --restore-files${withConfig ? ' --restore-config' : ''}`]);
-    }
-    const want = m.secrets?.key_id;
-    if (!want) return;
-    const have = secretKeyInfo(this.d.settings).key_id;
-    if (have === want) return;
-    // The restored key file opens them, unless MAILSVC_SECRET_KEY is set here: it wins over any key file.
-    if (withConfig && m.secrets?.key_file_in_backup && this.d.settings.secretKey === undefined) return;
-    if (withConfig && m.secrets?.key_file_in_backup) throw new KeyMismatchRefused(`refusing to restore, nothing was changed: the database of ${m.id} holds secrets sealed with key ${want}; the restored key file would hold it, but MAILSVC_SECRET_KEY (key ${have ?? '?'}) wins over any key file: unset it, or set it to the old host's key`);
-    const how = m.secrets?.key_file_in_backup
-      ? 'add --restore-config to put the backup\'s key file back with the configuration'
-      : 'the backup host took its key from MAILSVC_SECRET_KEY, which no backup holds: set MAILSVC_SECRET_KEY to that key';
-    throw new KeyMismatchRefused(`refusing to restore, nothing was changed: the database of ${m.id} holds secrets sealed with key ${want}, and this host's key is ${have ?? 'missing'}; ${how}`);
-  }
-
-  /**
    * Restores the chain ending at `source`: every backup checked against its
    * manifest first (nothing changes on a broken chain or a mismatch), Postfix
    * stopped, the mail storage staged and swapped in, the database restored
@@ -221,7 +206,8 @@ export class BackupService {
     const given = auth.manifestKey !== undefined;
     const key = given ? loadManifestKey(auth.manifestKey ?? '', { create: false, strict: false }) : loadManifestKey(this.d.settings.backup.manifestKeyFile, { create: false });
     if (given && !key) throw new AppError('validation', `refusing to restore, nothing was changed: --manifest-key ${auth.manifestKey ?? ''} does not exist`);
-    const release = this.lock(`restore from ${source}`);
+    // A refusal changes nothing: LOCAL_DIR (and the lock in it) is made only once every check passed; an existing one is locked at once.
+    let release = existsSync(this.dir) ? this.lock(`restore from ${source}`) : null;
     const steps: string[] = [];
     try {
       progress(0, 'checking the chain against its manifests');
@@ -238,17 +224,25 @@ export class BackupService {
       // Every refusal comes before anything changes.
       const configTar = last.artifacts.find((a) => a.kind === 'config');
       if (what.config && !configTar) throw new AppError('validation', `refusing to restore, nothing was changed: ${last.id} holds no configuration (config.tar)`);
+      const dump = last.artifacts.find((a) => a.kind === 'database');
+      if (what.db && !dump) throw new AppError('validation', `refusing to restore, nothing was changed: ${last.id} holds no database dump`);
       const recorded: RecordedPaths = { settingsFile: last.config.settings_file ?? last.config.paths[0], keyFile: last.config.key_file ?? last.config.paths.find((p) => p.endsWith('/secret.key')) };
       // config.tar judged member by member against the allow-list before anything changes.
       if (what.config && configTar) checkConfigArchive(this.d.settings, join(lastItem.dir, configTar.name), recorded);
-      if (what.db) this.refuseDb(last, lastItem.dir, what.config === true);
+      if (what.db) refuseDb(this.d.settings, last, lastItem.dir, what.config === true);
+      // Without the configuration the database goes where this host's settings say: its dialect is known now.
+      if (what.db && !what.config && last.database.dialect !== this.d.dialect) throw new AppError('validation', `refusing to restore, nothing was changed: the backup holds a ${last.database.dialect} dump; MAILSVC_DATABASE_URL is ${this.d.dialect}`);
+      release ??= this.lock(`restore from ${source}`);
       const stopped = await this.postfix('stop', steps);
       let aside: string | null = null;
       let migrated: string[] = [];
+      // What the next start reads: the settings again once the configuration came back (MAILSVC_CONFIG_FILE, MAILSVC_DATA_DIR of this host).
+      let after = this.d.settings;
       try {
         if (what.config && configTar) {
           progress(0.05, 'putting the configuration back');
           steps.push(...(await restoreConfig(this.d.settings, join(lastItem.dir, configTar.name), join(this.dir, `.config-restore-${last.id}`), recorded)));
+          after = this.reload();
         }
         if (what.files) {
           const storage = this.d.settings.backup.mailStorage;
@@ -258,14 +252,12 @@ export class BackupService {
           aside = swapIn(staged, storage, this.now().toISOString().replace(/[:.]/g, '-'));
           steps.push(`mail storage ${storage} restored from ${items.length} archive(s)${aside ? `; the previous one was kept as ${aside}` : ''}`);
         }
-        if (what.db) {
+        if (what.db && dump) {
           progress(0.7, 'restoring the database');
-          const item = items.at(-1);
-          const dump = item?.manifest.artifacts.find((a) => a.kind === 'database');
-          if (!item || !dump) throw new AppError('validation', `${last.id} holds no database dump`);
-          if (last.database.dialect !== this.d.dialect) throw new AppError('validation', `the backup holds a ${last.database.dialect} dump; MAILSVC_DATABASE_URL is ${this.d.dialect}`);
-          await restoreDatabase({ databaseUrl: this.d.settings.databaseUrl }, join(item.dir, dump.name), signal);
-          const db = createDb(this.d.settings.databaseUrl);
+          const url = after.databaseUrl;
+          if (last.database.dialect !== dialectOf(url)) throw new AppError('validation', `the backup holds a ${last.database.dialect} dump; the restored settings name a ${dialectOf(url)} database (MAILSVC_DATABASE_URL): set MAILSVC_DATABASE_URL to a ${last.database.dialect} database and run the restore again`);
+          await restoreDatabase({ databaseUrl: url }, join(lastItem.dir, dump.name), signal);
+          const db = createDb(url);
           try {
             migrated = await migrateToLatest(db);
           } finally {
@@ -277,30 +269,34 @@ export class BackupService {
         if (stopped) await this.postfix('start', steps);
       }
       // A fresh host restored with the saved key keeps it: its next backups are signed with the same key.
-      const keyFile = this.d.settings.backup.manifestKeyFile;
+      const keyFile = after.backup.manifestKeyFile;
       if (given && key && !existsSync(keyFile) && process.getuid?.() === 0) {
+        mkdirSync(dirname(keyFile), { recursive: true, mode: 0o750 });
         copyFileSync(key.path, keyFile);
         shareKey(keyFile);
         steps.push(`the manifest key was installed at ${keyFile}`);
       }
+      // "Complete" only once the result opens as the next start will open it.
+      if (what.db || what.config) {
+        progress(0.95, 'proving the restored host opens');
+        const proof = await proveRestored(after);
+        steps.push(...proof.steps);
+        if (proof.problems.length > 0) throw new RestoreUnproven(proof.problems, steps);
+      }
       progress(1, 'restore complete');
       return { source, chain: items.map((i) => i.manifest.id), restored_files: what.files, restored_db: what.db, restored_config: what.config === true, migrations_applied: migrated, previous_mail_storage: aside, steps };
     } finally {
-      release();
+      release?.();
     }
   }
-}
 
-/** A restore of a physical database copy: never automatic; the message holds the manual steps (CLI exit 3). */
-export class PhysicalRestoreRefused extends AppError {
-  constructor(readonly headline: string, readonly steps: string[]) {
-    super('conflict', `${headline}; to put it back, as root on the database host: ${steps.map((x, i) => `(${i + 1}) ${x}`).join('; ')}`);
-  }
-}
-
-/** The restored database could not open its secrets with this host's key (CLI exit 78: the key is a setting). */
-export class KeyMismatchRefused extends AppError {
-  constructor(detail: string) {
-    super('conflict', detail);
+  /** The settings as the next command reads them (the restored settings file at MAILSVC_CONFIG_FILE). */
+  private reload(): Settings {
+    try {
+      return (this.d.reload ?? loadSettings)();
+    } catch (err) {
+      const why = err instanceof SettingsError ? err.message : err instanceof Error ? err.message : String(err);
+      throw new RestoreUnproven([`the restored settings file ${this.d.settings.configFile} is refused: ${why}`], ['the configuration was put back']);
+    }
   }
 }

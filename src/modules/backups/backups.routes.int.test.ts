@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase } from '../../../test/helpers/dialects.js';
@@ -8,6 +8,7 @@ import { startTestApp } from '../../../test/helpers/app.js';
 import type { TestApp } from '../../../test/helpers/app.js';
 import { call } from '../../../test/helpers/flows.js';
 import { makeMailStorage } from '../../../test/helpers/backups.js';
+import { expectOk, json, runCli } from '../../../test/helpers/cli.js';
 
 describe('backups over HTTP (jobs: 202 + /admin/jobs/{id})', () => {
   let db: TestDatabase;
@@ -56,9 +57,59 @@ describe('backups over HTTP (jobs: 202 + /admin/jobs/{id})', () => {
     expect((await call(t, 'PATCH', '/admin/backups/settings', t.basic(), { NOPE: 'x' })).status).toBe(422);
     const ok = await call(t, 'PATCH', '/admin/backups/settings', t.basic(), { ONCALENDAR: '*-*-* 01:00:00;Sat 12:00', RETENTION_DAYS: 30 });
     expect(ok).toMatchObject({ status: 200, body: { changed: ['ONCALENDAR', 'RETENTION_DAYS'], settings: { RETENTION_DAYS: 30, ONCALENDAR: '*-*-* 01:00:00\nSat 12:00' } } });
-    expect(String(ok.body.next_step)).toContain('re-render the timer');
-    expect(readFileSync(t.settings.configFile, 'utf8')).toContain('MAILSVC_BACKUP_ONCALENDAR=*-*-* 01:00:00;Sat 12:00');
+    expect(String(ok.body.next_step)).toContain('takes effect when the timer unit is re-rendered');
+    expect(ok.body.sources).toMatchObject({ ONCALENDAR: 'stored', RETENTION_DAYS: 'stored', COMPRESSION: 'default' });
+    // Stored in the database, never in the settings file (the service cannot write /etc/mailsvc in production).
+    expect(existsSync(t.settings.configFile) ? readFileSync(t.settings.configFile, 'utf8') : '').not.toContain('ONCALENDAR');
     expect((await call(t, 'GET', '/admin/limits', t.basic())).body).toMatchObject({ 'backup-retention-days': 30 });
-    expect(readFileSync(t.settings.configFile, 'utf8')).not.toContain('COMPRESSION');
   }, 120_000);
+
+  /** The CLI as another process on the same host and database as the running API. */
+  const cli = (args: string[]) =>
+    runCli(args, {
+      env: { MAILSVC_DATA_DIR: t.dataDir, MAILSVC_DATABASE_URL: db.url, MAILSVC_SECRET_KEY: String(t.settings.secretKey), MAILSVC_MAIL_STORAGE: join(dir, 'vmail'), MAILSVC_BACKUP_LOCAL_DIR: join(dir, 'backups'), MAILSVC_BACKUP_CONFIG_PATHS: join(dir, 'none'), MAILSVC_HELPER: 'direct' },
+      timeoutMs: 120_000,
+    });
+
+  it('one place: a value set by the CLI is what the running API shows (stored, no restart), a PATCH is what the CLI shows, a hostile remote or a root path is 422 with nothing stored', async () => {
+    expect((await call(t, 'GET', '/admin/backups/settings', t.basic())).body).toMatchObject({ settings: { RETENTION_DAYS: 14, TYPE: 'auto' }, sources: { RETENTION_DAYS: 'default', TYPE: 'default', LOCAL_DIR: 'default' } });
+    expectOk(await cli(['backup', 'set', 'RETENTION_DAYS', '3']));
+    // The API that was running before the change shows it on its next request.
+    expect((await call(t, 'GET', '/admin/backups/settings', t.basic())).body).toMatchObject({ settings: { RETENTION_DAYS: 3 }, sources: { RETENTION_DAYS: 'stored' } });
+
+    expect(await call(t, 'PATCH', '/admin/backups/settings', t.basic(), { TYPE: 'full', COMPRESSION: 'none' })).toMatchObject({ status: 200, body: { sources: { TYPE: 'stored', COMPRESSION: 'stored' } } });
+    const shown = json(await cli(['backup', 'show', '--json']));
+    expect(shown).toMatchObject({ settings: { TYPE: 'full', COMPRESSION: 'none', RETENTION_DAYS: 3 }, sources: { TYPE: 'stored', COMPRESSION: 'stored', RETENTION_DAYS: 'stored', FULL_WEEKDAY: 'default' } });
+
+    const before = (await call(t, 'GET', '/admin/backups/settings', t.basic())).body;
+    const hostile: Record<string, string>[] = [
+      { STORAGE_REMOTE_NAME: '/etc/cron.d' },
+      { STORAGE_TYPE: 'remote', STORAGE_REMOTE_NAME: '../../root' },
+      { REMOTE_TARGETS: '/etc/cron.d' },
+      { REMOTE_TARGETS: ':local:/etc/cron.d' },
+      { REMOTE_TARGETS: 'ok:backups -etc:x' },
+      { STORAGE_TYPE: 'remote', REMOTE_TARGETS: 'good:x', TYPE: 'nope' },
+    ];
+    for (const body of hostile) {
+      const r = await call(t, 'PATCH', '/admin/backups/settings', t.basic(), body);
+      expect(r.status, JSON.stringify(body)).toBe(422);
+    }
+    for (const [key, reason] of [['LOCAL_DIR', 'root writes the backups'], ['MANIFEST_KEY_FILE', 'authenticates every manifest'], ['CONFIG_PATHS', 'root archives'], ['MAIL_STORAGE', 'root backs up']] as const) {
+      const r = await call(t, 'PATCH', '/admin/backups/settings', t.basic(), { [key]: '/tmp/x' });
+      expect(r, key).toMatchObject({ status: 422, body: { detail: expect.stringContaining(reason) } });
+    }
+    const viaCli = await cli(['backup', 'set', 'STORAGE_REMOTE_NAME', '/etc/cron.d']);
+    expect(viaCli.code).not.toBe(0);
+    expect(viaCli.stderr).toContain('not an rclone remote name');
+    expect(await cli(['backup', 'set', 'LOCAL_DIR', '/x'])).toMatchObject({ code: 2 });
+    expect((await call(t, 'GET', '/admin/backups/settings', t.basic())).body).toEqual(before);
+  }, 180_000);
+
+  it('a backup a root `backup run` made (another process) is listed by the running API and /health/details at once', async () => {
+    expect((await call(t, 'GET', '/admin/backups', t.basic())).body).toMatchObject({ total: 0 });
+    const made = json(await cli(['backup', 'run', '--full', '--json']));
+    expect((await call(t, 'GET', '/admin/backups', t.basic())).body).toMatchObject({ total: 1, items: [{ id: made.id }] });
+    expect((await call(t, 'GET', '/health/details', t.basic())).body).toMatchObject({ backups: { last_backup: made.id } });
+    expect((await call(t, 'GET', '/admin/backups/settings', t.basic())).body).toMatchObject({ last_backup: { id: made.id } });
+  }, 180_000);
 });

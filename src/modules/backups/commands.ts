@@ -8,6 +8,8 @@ import type { Run } from '../command-types.js';
 import type { Job, ProgressView } from '../jobs/index.js';
 import type { BackupsModule } from './index.js';
 import { KeyMismatchRefused, PhysicalRestoreRefused } from './backup.service.js';
+import type { BackupService } from './backup.service.js';
+import { RestoreUnproven } from './restore-proof.js';
 import { UnsafeBackupDir } from './local-dir.js';
 import type { BackupRecord, BackupShow, RestoreReport, VerifyReport } from './schema.js';
 
@@ -15,7 +17,7 @@ const size = (n: number): string => (n >= 1 << 30 ? `${(n / (1 << 30)).toFixed(1
 const verified = (b: BackupRecord): string => (b.verify_ok === null ? '-' : b.verify_ok ? `ok ${b.verified_at?.slice(0, 16) ?? ''}` : `FAILED ${b.verified_at?.slice(0, 16) ?? ''}`);
 
 function describeShow(s: BackupShow): string {
-  const lines = Object.entries(s.settings).map(([k, v]) => `  ${k.padEnd(20)} ${String(v).replace(/\n/g, '; ') || '-'}`);
+  const lines = Object.entries(s.settings).map(([k, v]) => `  ${k.padEnd(20)} ${(String(v).replace(/\n/g, '; ') || '-').padEnd(24)} (${s.sources[k] ?? 'default'})`);
   const last = s.last_backup;
   return [
     'Settings:',
@@ -43,7 +45,7 @@ async function foreground(run: Run<BackupsModule>, view: () => ProgressView, sta
 }
 
 /** `mailsvc backup show|list|set|run|verify|…` and `mailsvc restore`. */
-export function backupCommands(program: Command, run: Run<BackupsModule>, runFresh: Run<BackupsModule>, view: () => ProgressView): void {
+export function backupCommands(program: Command, run: Run<BackupsModule>, runFresh: Run<BackupsModule>, view: () => ProgressView, runRestore: Run<BackupService>): void {
   const b = program.command('backup').description('backups of the mail storage, the database and the configuration (full and incremental, local and remote)');
 
   b.command('show')
@@ -69,7 +71,7 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
     .option('--json', 'print the result as JSON')
     .action(async (key: string, value: string, opts: { json?: boolean }) => {
       const r = await run((m) => m.set({ [key]: value }));
-      output(opts.json, r, () => `Changed ${r.changed.join(', ')}.\nNext: ${r.next_step}`);
+      output(opts.json, r, () => `Stored ${r.changed.join(', ')} (every process reads it at once).\nNext: ${r.next_step}`);
     });
 
   b.command('run')
@@ -173,8 +175,8 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
       const both = !opts.restoreFiles && !opts.restoreDb;
       const display = view();
       let last = { progress: 0, message: '' };
-      const r: RestoreReport = await runFresh((m) =>
-        m.service.restore(
+      const r: RestoreReport = await runRestore((service) =>
+        service.restore(
           opts.source,
           { files: both || opts.restoreFiles === true, db: both || opts.restoreDb === true, config: opts.restoreConfig === true },
           (progress, message) => {
@@ -198,6 +200,8 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
         }
         // This host's key cannot open the restored secrets: a setting to fix (the key file or MAILSVC_SECRET_KEY).
         if (err instanceof KeyMismatchRefused) throw new CliError(err.detail, 78);
+        // Restored, but the result would not start (the proof failed): what is wrong is the message.
+        if (err instanceof RestoreUnproven) throw new CliError(err.detail, 1);
         throw err;
       });
       display.end({ id: 'restore', kind: 'restore', state: 'succeeded', progress: 1, message: last.message, result: null });

@@ -8,6 +8,8 @@ import type { Progress } from './backup-run.js';
 import { readVerify } from './manifest.js';
 import { RemoteCopier } from './remote.js';
 import { setBackupSettings, settingsView } from './settings-view.js';
+import { BackupSettingsStore, sourcesOf, withStored } from './stored-settings.js';
+import type { Settings } from '../../config/settings.js';
 import type { BackupSetResult, BackupShow, RunBackupInput, VerifyReport } from './schema.js';
 import { join } from 'node:path';
 import { renderUnits, writeUnits } from './units.js';
@@ -24,18 +26,55 @@ export type BackupHealth = { lastBackup(): { id: string; completed_at: string; v
 let tarVersion: Promise<string> | undefined;
 const readTarVersion = (): Promise<string> => (tarVersion ??= exec('tar', ['--version']).then((r) => r.stdout.split('\n')[0] ?? 'tar', () => 'tar'));
 
+/**
+ * What `mailsvc restore` needs, built without opening the database: a refused
+ * restore creates nothing (an SQLite file included); the database is opened
+ * only to restore into it, after every check passed.
+ */
+export function createRestoreService(infra: Pick<Infra, 'settings' | 'db' | 'dialect' | 'helper'>): BackupService {
+  return new BackupService({
+    settings: infra.settings,
+    get db() {
+      return infra.db;
+    },
+    dialect: infra.dialect,
+    redis: undefined,
+    helper: infra.helper,
+    retentionDays: () => Promise.resolve(infra.settings.backup.retentionDays),
+    remote: null,
+    tarVersion: readTarVersion,
+  });
+}
+
 export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'dialect' | 'redis' | 'helper' | 'box' | 'log'>, deps: { retention: RetentionLimit; runner: JobRunner }) {
   const { settings } = infra;
-  const remote = new RemoteCopier(settings, infra.db, () => infra.box);
+  const store = new BackupSettingsStore(() => infra.db);
+  /** The settings in force: the stored backup settings over the defaults, read from the database on every use (no restart). */
+  const current = async (): Promise<Settings> => {
+    const stored = await store.all();
+    try {
+      return { ...settings, backup: withStored(settings, stored) };
+    } catch (err) {
+      // A stored set this version refuses: the defaults hold, and the journal says why.
+      infra.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'the stored backup settings are refused; the defaults are used');
+      return settings;
+    }
+  };
+  const remote = new RemoteCopier(settings, () => infra.db, () => infra.box);
   const service = new BackupService({
     settings,
-    db: infra.db,
+    get db() {
+      return infra.db;
+    },
     dialect: infra.dialect,
-    redis: settings.backup.includeRedis ? infra.redis : undefined,
+    get redis() {
+      return settings.redisUrl !== undefined ? infra.redis : undefined;
+    },
     helper: infra.helper,
-    retentionDays: () => deps.retention.get(),
-    remote: settings.backup.remoteTargets.length > 0 ? (dir, id, progress, retention) => remote.upload(dir, id, progress, retention) : null,
+    retentionDays: async () => (await store.retention()) ?? (await deps.retention.get()),
+    remote: (s, dir, id, progress, retention) => remote.upload(s.backup.remoteTargets, dir, id, progress, retention),
     tarVersion: readTarVersion,
+    current,
   });
   const toJob = (ctx: { progress(f: number, m: string): Promise<void> }): Progress => (f, m) => void ctx.progress(f, m).catch(() => undefined);
   // Root writes LOCAL_DIR: as root (the units, the CLI) or with the helper in this process (development, tests) the jobs run
@@ -53,12 +92,14 @@ export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'dial
   };
 
   const show = async (): Promise<BackupShow> => {
+    // Backups are read from the manifests under LOCAL_DIR (root:mailsvc 0750): what a root run made is listed here at once.
     const last = service.list()[0] ?? null;
     const verified = service.manifests().map((m) => ({ m, v: readVerify(join(settings.backup.localDir, m.id)) })).find((x) => x.v !== null);
     const lastVerify: VerifyReport | null = verified?.v ? { backup: verified.m.id, chain: verified.m.chain, verified_at: verified.v.verified_at, ok: verified.v.verify_ok, problems: verified.v.problems } : null;
-    return { settings: settingsView(settings.backup, await deps.retention.get()), last_backup: last, last_verify: lastVerify };
+    const [stored, retained, now] = await Promise.all([store.all(), store.retention(), current()]);
+    return { settings: settingsView(now.backup, retained ?? (await deps.retention.get())), sources: sourcesOf(settings, stored, retained !== null), last_backup: last, last_verify: lastVerify };
   };
-  const set = (patch: Record<string, string>): Promise<BackupSetResult> => setBackupSettings(settings, patch, (d) => deps.retention.set(d), () => deps.retention.get());
+  const set = (patch: Record<string, string>): Promise<BackupSetResult> => setBackupSettings(settings, store, patch, (d) => deps.retention.set(d), () => deps.retention.get(), Date.now());
   const health: BackupHealth = {
     lastBackup: () => {
       const last = service.list()[0];
@@ -72,10 +113,13 @@ export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'dial
     set,
     health,
     remote,
-    /** The systemd units from ONCALENDAR; written (and verified) into `dir` when given. */
     /** The root-only key that authenticates every manifest (backup show names it). */
     manifestKeyFile: settings.backup.manifestKeyFile,
-    units: async (dir?: string) => (dir ? writeUnits(settings.backup.onCalendar, dir) : renderUnits(settings.backup.onCalendar)),
+    /** The systemd units from ONCALENDAR in force (a stored value included); written (and verified) into `dir` when given. */
+    units: async (dir?: string) => {
+      const onCalendar = (await current()).backup.onCalendar;
+      return dir ? writeUnits(onCalendar, dir) : renderUnits(onCalendar);
+    },
     routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).backupRoutes(app, { service, startJob, show, set }, kit.hooks, kit.errors),
   };
 }

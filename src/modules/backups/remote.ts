@@ -26,7 +26,7 @@ const CREDENTIAL = 'remote:';
 export class RemoteCopier {
   readonly secrets: BackupSecrets;
 
-  constructor(private readonly settings: Settings, db: Db, box: () => SecretBox) {
+  constructor(private readonly settings: Settings, db: () => Db, box: () => SecretBox) {
     this.secrets = new BackupSecrets(db, box);
   }
 
@@ -68,12 +68,12 @@ export class RemoteCopier {
    * artifact uploaded first. Then, on each target whose copy was checked,
    * retention runs with the same plan as LOCAL_DIR (`retention` set).
    */
-  async upload(dir: string, id: string, progress: Progress, retention?: { days: number; now: number }): Promise<{ targets: string[]; removed: string[]; notes: string[] }> {
+  async upload(targets: readonly string[], dir: string, id: string, progress: Progress, retention?: { days: number; now: number }): Promise<{ targets: string[]; removed: string[]; notes: string[] }> {
     const done: string[] = [];
     const removed: string[] = [];
     const notes: string[] = [];
     let created = false;
-    for (const target of this.settings.backup.remoteTargets) {
+    for (const target of targets) {
       progress(0.97, `copying ${id} to ${target} (encrypted)`);
       const e = await this.env(target);
       created ||= e.created;

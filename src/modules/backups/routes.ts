@@ -61,7 +61,7 @@ export function backupRoutes(app: FastifyInstance, d: Deps, hooks: AdminHooks, e
     schema: {
       tags, security,
       summary: 'Backup settings, the last backup and the last verify',
-      description: 'The MAILSVC_BACKUP_* settings in force (RETENTION_DAYS is the limit backup-retention-days), the newest complete backup, and the newest verify result with its problems.',
+      description: 'The backup settings in force, read from the database on every request (a value stored by any process wins over MAILSVC_BACKUP_* of the environment and the settings file; RETENTION_DAYS is the limit backup-retention-days), where each came from (`sources`: stored, environment, file, default), the newest complete backup, and the newest verify result with its problems.',
       response: { 200: BackupShowSchema, ...errors(401, 403, 429) },
     },
     handler: () => d.show(),
@@ -73,7 +73,7 @@ export function backupRoutes(app: FastifyInstance, d: Deps, hooks: AdminHooks, e
     schema: {
       tags, security, body: BackupSettingsPatch,
       summary: 'Change backup settings: all or nothing, 422 naming a bad key or value',
-      description: 'Keys are the MAILSVC_BACKUP_ suffixes (TYPE, RETENTION_DAYS, ONCALENDAR, …). Written to the settings file; ONCALENDAR lines are checked with systemd-analyze calendar. The answer says what the change needs (a restart of the timer, or re-rendering the units). 409 when the environment sets the key (it wins over the file).',
+      description: 'Keys are the MAILSVC_BACKUP_ suffixes (TYPE, RETENTION_DAYS, ONCALENDAR, …). Stored in the database, where every process reads it at once (it wins over the environment and the settings file); ONCALENDAR lines are checked with systemd-analyze calendar and take effect when the installer re-renders the timer (the answer says so). 422, nothing stored: a bad value, a remote that is not an rclone remote name, or a key root acts on (LOCAL_DIR, MANIFEST_KEY_FILE, CONFIG_PATHS, MAIL_STORAGE), named with the reason.',
       response: { 200: BackupSetResultSchema, ...errors(400, 401, 403, 409, 413, 422, 429) },
     },
     handler: (req) => d.set(Object.fromEntries(Object.entries(req.body).map(([k, v]) => [k, String(v)]))),

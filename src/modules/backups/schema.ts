@@ -72,9 +72,15 @@ export const BackupSettingsSchema = Type.Object(
 );
 export type BackupSettingsView = Static<typeof BackupSettingsSchema>;
 
+/** Where each value in force came from: stored (CLI, API, panel), environment, file (MAILSVC_CONFIG_FILE) or default. */
+export const BackupSourcesSchema = Type.Record(Type.String(), Type.Union([Type.Literal('stored'), Type.Literal('environment'), Type.Literal('file'), Type.Literal('default')]), {
+  description: 'per setting: stored (set through the CLI, the API or the panel; in the database), environment, file or default',
+});
+
 export const BackupShowSchema = Type.Object(
   {
     settings: BackupSettingsSchema,
+    sources: BackupSourcesSchema,
     last_backup: Type.Union([BackupRecordSchema, Type.Null()]),
     last_verify: Type.Union([VerifyReportSchema, Type.Null()]),
   },
@@ -94,12 +100,15 @@ export const BackupSettingsPatch = Type.Object(
     COMPRESSION: Type.Optional(Type.String({ description: 'gzip, zstd or none' })),
     INCLUDE_REDIS: Type.Optional(Type.String({ description: 'yes or no' })),
     STORAGE_TYPE: Type.Optional(Type.String({ description: 'local or remote' })),
-    STORAGE_REMOTE_NAME: Type.Optional(Type.String()),
+    STORAGE_REMOTE_NAME: Type.Optional(Type.String({ description: 'an rclone remote name (never a path)' })),
+    MANIFEST_KEY_FILE: Type.Optional(Type.String({ description: 'refused (422): root acts on it; set it as root in the environment or the root-owned settings file' })),
+    CONFIG_PATHS: Type.Optional(Type.String({ description: 'refused (422): root acts on it' })),
+    MAIL_STORAGE: Type.Optional(Type.String({ description: 'refused (422): root acts on it' })),
   },
-  { additionalProperties: false, description: 'any subset of the MAILSVC_BACKUP_ settings; all or nothing' },
+  { additionalProperties: false, description: 'any subset of the backup settings, stored in the database; all or nothing. LOCAL_DIR, MANIFEST_KEY_FILE, CONFIG_PATHS and MAIL_STORAGE are refused (422): root acts on them' },
 );
 export const BackupSetResultSchema = Type.Object(
-  { settings: BackupSettingsSchema, changed: Type.Array(Type.String()), next_step: Type.String({ description: 'what the change needs to take effect' }) },
+  { settings: BackupSettingsSchema, sources: BackupSourcesSchema, changed: Type.Array(Type.String()), next_step: Type.String({ description: 'what the change needs to take effect' }) },
   { title: 'BackupSetResult' },
 );
 export type BackupSetResult = Static<typeof BackupSetResultSchema>;

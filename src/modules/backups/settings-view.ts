@@ -1,5 +1,4 @@
-import { readSettingsFile, writeSettingsKey } from '../../config/settings-file.js';
-import { loadBackupSettings } from '../../config/backup-settings.js';
+import { loadBackupSettings, parseRemoteTarget } from '../../config/backup-settings.js';
 import type { BackupSettings } from '../../config/backup-settings.js';
 import type { Settings } from '../../config/settings.js';
 import { SettingsError } from '../../config/settings-error.js';
@@ -7,6 +6,8 @@ import { AppError } from '../../shared/errors.js';
 import { exec } from '../../adapters/exec.js';
 import { BACKUP_KEYS } from './schema.js';
 import type { BackupKey, BackupSetResult, BackupSettingsView } from './schema.js';
+import { ROOT_ONLY, sourcesOf, withStored } from './stored-settings.js';
+import type { BackupSettingsStore, StoredKey } from './stored-settings.js';
 
 export function settingsView(b: BackupSettings, retentionDays: number): BackupSettingsView {
   return {
@@ -45,58 +46,78 @@ export async function checkCalendar(lines: string[]): Promise<void> {
   }
 }
 
+const TIMER = 'nothing: stored, every process reads it at once; the next backup run uses it';
 const NEEDS: Record<BackupKey, string> = {
-  ONCALENDAR: 're-render the timer: run the installer again (or `mailsvc backup units --write`), then `systemctl daemon-reload && systemctl restart mailsvc-backup.timer`',
-  TYPE: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
-  FULL_WEEKDAY: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
-  DB_MODE: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
-  LOCAL_DIR: 'set as root in the settings file or the units\' environment (existing backups stay in the old directory)',
-  RETENTION_DAYS: 'nothing: the next backup run applies it',
-  REMOTE_TARGETS: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
-  COMPRESSION: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
-  INCLUDE_REDIS: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
-  STORAGE_TYPE: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
-  STORAGE_REMOTE_NAME: 'restart the backup service and timer: systemctl restart mailsvc-backup.timer',
+  ONCALENDAR: 'stored; it takes effect when the timer unit is re-rendered from it: as root, mailsvc backup units --write /etc/systemd/system (it reads the stored value), then systemctl daemon-reload && systemctl restart mailsvc-backup.timer',
+  TYPE: TIMER,
+  FULL_WEEKDAY: TIMER,
+  DB_MODE: TIMER,
+  LOCAL_DIR: ROOT_ONLY.LOCAL_DIR ?? '',
+  RETENTION_DAYS: 'nothing: stored (the limit backup-retention-days), the next backup run applies it',
+  REMOTE_TARGETS: TIMER,
+  COMPRESSION: TIMER,
+  INCLUDE_REDIS: TIMER,
+  STORAGE_TYPE: TIMER,
+  STORAGE_REMOTE_NAME: TIMER,
 };
 
+/** A key of `backup set` / PATCH: a stored one, RETENTION_DAYS, or one root acts on (refused with its reason, 422). */
+function patchKey(raw: string): BackupKey {
+  const k = raw.trim().toUpperCase().replace(/-/g, '_').replace(/^MAILSVC_(BACKUP_)?/, '');
+  const rootOnly = ROOT_ONLY[k];
+  if (rootOnly) throw new AppError('validation', rootOnly, { errors: [{ path: `/${k}`, message: 'is not set through the CLI, the API or the panel' }] });
+  return backupKey(raw);
+}
+
+/** An rclone remote NAME (used as `<name>:`), never a path: rclone reads a bare path as a local directory, which root would write. */
+const REMOTE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
+
 /**
- * Validates a change of MAILSVC_BACKUP_* settings against the whole set (as
- * the next start would read it) and writes it to the settings file. The
- * retention goes to the limit `backup-retention-days` (a stored limit wins over
- * the environment). Nothing is written when any value is refused.
+ * Validates a change of backup settings against the whole set in force (the
+ * defaults, the stored values, the change) and stores it in the database:
+ * every process reads it at once. RETENTION_DAYS is the limit
+ * `backup-retention-days`. Nothing is stored when any value is refused (422):
+ * a key root acts on (LOCAL_DIR …), a remote that is not an rclone remote name.
  */
-export async function setBackupSettings(settings: Settings, patch: Record<string, string>, setRetention: (days: number) => Promise<void>, retentionDays: () => Promise<number>): Promise<BackupSetResult> {
-  const entries = Object.entries(patch).map(([k, v]) => [backupKey(k), v] as const);
+export async function setBackupSettings(settings: Settings, store: BackupSettingsStore, patch: Record<string, string>, setRetention: (days: number) => Promise<void>, retentionDays: () => Promise<number>, now: number): Promise<BackupSetResult> {
+  const entries = Object.entries(patch).map(([k, v]) => [patchKey(k), String(v).trim()] as const);
   if (entries.length === 0) throw new AppError('validation', 'nothing to change: give a key and a value');
-  // Root writes the backups there: a root run takes it from the environment or the root-owned settings file only, never from what the service writes.
-  if (entries.some(([k]) => k === 'LOCAL_DIR')) throw new AppError('validation', 'LOCAL_DIR is where root writes the backups and is not changed here: as root, set MAILSVC_BACKUP_LOCAL_DIR in the settings file (root-owned, not writable by mailsvc) or in the backup units\' environment');
-  // The settings in force, with the change on top: what the next start reads once the file holds it.
-  const current = settingsView(settings.backup, settings.backup.retentionDays);
-  const src: Record<string, string | undefined> = {
-    ...Object.fromEntries(Object.entries(current).map(([k, v]) => [k === 'MAIL_STORAGE' ? 'MAILSVC_MAIL_STORAGE' : `MAILSVC_BACKUP_${k}`, String(v)])),
-    MAILSVC_BACKUP_ONCALENDAR: settings.backup.onCalendar.join(';'),
-    // Local storage clears the targets when read; the file's own value is what a switch back to remote uses.
-    MAILSVC_BACKUP_REMOTE_TARGETS: readSettingsFile(settings.configFile).MAILSVC_BACKUP_REMOTE_TARGETS ?? process.env.MAILSVC_BACKUP_REMOTE_TARGETS ?? current.REMOTE_TARGETS,
-    MAILSVC_BACKUP_CONFIG_PATHS: settings.backup.configPaths.slice(2).join(' '),
-  };
-  for (const [k, v] of entries) src[`MAILSVC_BACKUP_${k}`] = v;
-  let next: BackupSettings;
+  const change: Partial<Record<StoredKey, string>> = {};
+  let retention: string | undefined;
+  for (const [k, v] of entries) {
+    if (v.length > 255 || [...v].some((c) => (c < ' ' && c !== '\n' && c !== '\t') || c === '\x7f')) throw new AppError('validation', `${k}: at most 255 characters, no control characters`);
+    if (k === 'RETENTION_DAYS') retention = v;
+    else change[k as StoredKey] = v;
+  }
+  if (change.STORAGE_REMOTE_NAME !== undefined && change.STORAGE_REMOTE_NAME !== '' && !REMOTE_NAME.test(change.STORAGE_REMOTE_NAME)) {
+    throw new AppError('validation', `STORAGE_REMOTE_NAME: "${change.STORAGE_REMOTE_NAME.slice(0, 80)}" is not an rclone remote name (letters, digits, _ . -, at most 64, not starting with . or -); a path is never accepted`);
+  }
+  for (const t of (change.REMOTE_TARGETS ?? '').split(/\s+/).filter(Boolean)) {
+    const r = parseRemoteTarget(t);
+    if (!r || !REMOTE_NAME.test(r.remote)) throw new AppError('validation', `REMOTE_TARGETS: "${t.slice(0, 80)}" is not <rclone remote name>:<path> (a name of letters, digits, _ . -, then a colon); a local path is never accepted`);
+  }
+  const stored = await store.all();
+  const next = { ...stored, ...change };
+  let effective: BackupSettings;
   try {
-    next = loadBackupSettings(src, settings.dataDir, settings.configFile);
+    effective = withStored(settings, next);
+    if (retention !== undefined) loadBackupSettings({ MAILSVC_BACKUP_RETENTION_DAYS: retention }, settings.dataDir, settings.configFile);
   } catch (err) {
     if (err instanceof SettingsError) throw new AppError('validation', err.message);
     throw err;
   }
-  if (entries.some(([k]) => k === 'ONCALENDAR')) await checkCalendar(next.onCalendar);
-  // A value in the environment wins over the file: say so instead of pretending it changed.
-  for (const [k] of entries) {
-    if (k !== 'RETENTION_DAYS' && process.env[`MAILSVC_BACKUP_${k}`] !== undefined) throw new AppError('conflict', `MAILSVC_BACKUP_${k} is set in the environment, which wins over the settings file; change it there`);
+  if (change.ONCALENDAR !== undefined) {
+    await checkCalendar(effective.onCalendar);
+    change.ONCALENDAR = effective.onCalendar.join(';');
   }
-  for (const [k, v] of entries) {
-    if (k === 'RETENTION_DAYS') await setRetention(next.retentionDays);
-    else writeSettingsKey(settings.configFile, `MAILSVC_BACKUP_${k}`, k === 'ONCALENDAR' ? next.onCalendar.join(';') : v);
-  }
+  if (Object.keys(change).length > 0) await store.put(change, now);
+  if (retention !== undefined) await setRetention(Number(retention));
   const keys = entries.map(([k]) => k);
-  const steps = [...new Set(keys.map((k) => NEEDS[k]))];
-  return { settings: settingsView(next, keys.includes('RETENTION_DAYS') ? next.retentionDays : await retentionDays()), changed: keys, next_step: steps.join('; ') };
+  const days = retention !== undefined ? Number(retention) : ((await store.retention()) ?? (await retentionDays()));
+  return {
+    settings: settingsView(effective, days),
+    sources: sourcesOf(settings, next, retention !== undefined || (await store.retention()) !== null),
+    changed: keys,
+    next_step: [...new Set(keys.map((k) => NEEDS[k]))].join('; '),
+  };
 }
