@@ -562,7 +562,15 @@ describe.skipIf(unavailable !== null)('the web panel in Chromium, against the re
     const report = JSON.parse((await viaPanel('/domains/example.org/deliverability')).body) as { counts: { fail: number } };
     await expect.poll(() => page.getByTestId('dash-deliverability').textContent()).toContain(`example.org: ${report.counts.fail} failed`);
     await expect.poll(() => page.getByTestId('traffic-chart').getAttribute('data-total')).toBe('3');
-  }, 60_000);
+    // The host check: the summary line first, then each failing check with its status in words and its fix.
+    const doctor = JSON.parse((await viaPanel('/admin/doctor')).body) as { summary: string; checks: { name: string; status: string; fix: string | null }[] };
+    await expect.poll(() => page.getByTestId('doctor-summary').textContent(), { timeout: 30_000 }).toContain(doctor.summary);
+    const failing = doctor.checks.find((c) => c.status === 'fail');
+    if (failing) {
+      await expect.poll(() => page.getByTestId('doctor-checks').textContent()).toContain(`Failing: ${failing.name}`);
+      expect(await page.getByTestId('doctor-checks').textContent()).toContain(`Fix: ${failing.fix ?? ''}`);
+    }
+  }, 90_000);
 
   it('every page passes an axe-core scan (no serious or critical violations), at 1280 and 360 px', async () => {
     const problems: string[] = [];

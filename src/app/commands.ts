@@ -20,6 +20,7 @@ import { statsCommands } from '../modules/stats/commands.js';
 import { reportCommands } from '../modules/report/commands.js';
 import { dnsCommands } from '../modules/dns/commands.js';
 import { backupCommands } from '../modules/backups/commands.js';
+import { doctorCommands } from '../modules/doctor/commands.js';
 import { runModule, runModuleIfMigrated } from './cli-runner.js';
 
 /**
@@ -49,5 +50,7 @@ export const MODULE_COMMANDS: readonly ((program: Command) => void)[] = [
   (p) => dnsCommands(p, runModule((m) => m.dns()), () => progressView()),
   // restore, fetch and units run on a fresh host too: no schema check (the restore migrates what it restored).
   (p) => backupCommands(p, runModule((m) => m.backups(), { redis: true }), runModule((m) => m.backups(), { schema: false }), () => progressView(), runModule(async (m) => (await import('../modules/backups/index.js')).createRestoreService(m.infra), { schema: false })),
+  // The doctor shows a database that is away or unmigrated, a missing helper socket …: it checks nothing first.
+  (p) => doctorCommands(p, runModule((m) => m.doctor(), { schema: false })),
   (p) => jobCommands(p, (fn) => runModule((m) => m.jobs())((j) => fn(j.runner)), () => progressView()),
 ];

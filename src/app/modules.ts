@@ -31,7 +31,8 @@ import type { StatsModule } from '../modules/stats/index.js';
 import type { MetricsModule } from '../modules/metrics/index.js';
 import type { ReportModule } from '../modules/report/index.js';
 import type { PanelModule } from '../modules/panel/index.js';
-import { buildBackups, buildDns, buildPanel, buildSettings, buildSettingsCli, buildStats, buildUpdates } from './operations-wiring.js';
+import type { DoctorModule } from '../modules/doctor/index.js';
+import { buildBackups, buildDns, buildDoctor, buildPanel, buildSettings, buildSettingsCli, buildStats, buildUpdates } from './operations-wiring.js';
 import type { SettingsCli } from './operations-wiring.js';
 
 export type ModuleOptions = { sendSms?: SendFn | undefined; kicker?: MailSessionKicker | undefined };
@@ -250,6 +251,11 @@ export class Modules {
     return this.once('backups', () => buildBackups(this));
   }
 
+  /** `mailsvc doctor` and GET /admin/doctor: the other modules are reached when their check runs. */
+  doctor(): Promise<DoctorModule> {
+    return this.once('doctor', () => buildDoctor(this));
+  }
+
   /** What `admin mfa reset` needs. */
   async admin(): Promise<AdminDeps> {
     const [mfa, auth] = await Promise.all([this.mfa(), this.auth()]);
@@ -279,6 +285,7 @@ export class Modules {
       this.dns(),
       ...(this.infra.settings.enableWebPanel ? [this.panel()] : []),
       this.backups(),
+      this.doctor(),
     ]);
   }
 

@@ -4,6 +4,8 @@ import type { AuditModule } from '../modules/audit/index.js';
 import type { AuthModule } from '../modules/auth/index.js';
 import type { BackupsModule } from '../modules/backups/index.js';
 import type { DnsModule } from '../modules/dns/index.js';
+import type { DoctorModule } from '../modules/doctor/index.js';
+import type { ReportModule } from '../modules/report/index.js';
 import type { DomainsModule } from '../modules/domains/index.js';
 import type { JobRunner, JobsModule } from '../modules/jobs/index.js';
 import type { LimitsModule } from '../modules/limits/index.js';
@@ -30,6 +32,8 @@ export type ModuleGraph = {
   limits(): Promise<LimitsModule>;
   mfa(): Promise<MfaModule>;
   updates(): Promise<UpdatesModule>;
+  report(): Promise<ReportModule>;
+  backups(): Promise<BackupsModule>;
 };
 
 /** What `mailsvc settings …` needs: the settings, the check, and a runner that runs update jobs here. */
@@ -106,4 +110,22 @@ export async function buildBackups(m: ModuleGraph): Promise<BackupsModule> {
     set: async (days: number) => void (await (await m.limits()).service.update({ 'backup-retention-days': days })),
   };
   return createBackupsModule(m.infra, { retention, runner: jobs.runner });
+}
+
+/** The doctor: each source is built when its check runs, so a database that is away fails those checks, not the doctor. */
+export async function buildDoctor(m: ModuleGraph): Promise<DoctorModule> {
+  const [{ createDoctorModule }, { probeDaemon }, { latestPerDomain }] = await Promise.all([import('../modules/doctor/index.js'), import('../modules/report/index.js'), import('../modules/dns/index.js')]);
+  const ms = m.infra.settings.stats.probeTimeoutMs;
+  return createDoctorModule(m.infra, {
+    sources: {
+      components: async () => {
+        const [found, nginx] = await Promise.all([(await m.report()).service.components(), probeDaemon({ name: 'nginx', pkg: 'nginx', unit: 'nginx' }, ms)]);
+        return [...found, nginx];
+      },
+      limits: async () => (await m.limits()).show(),
+      lastBackup: async () => (await m.backups()).health.lastBackup(),
+      activeDomains: async () => (await m.domains()).service.activeNames(),
+      deliverability: async () => (await latestPerDomain(m.infra.db, { limit: 500, offset: 0 })).items,
+    },
+  });
 }

@@ -15,6 +15,8 @@ import type { HelperSettings } from './helper-settings.js';
 import { loadUpdateSettings } from './update-settings.js';
 import type { UpdateSettings } from './update-settings.js';
 import { loadStatsSettings } from './stats-settings.js';
+import { loadDoctorSettings } from './doctor-settings.js';
+import type { DoctorSettings } from './doctor-settings.js';
 import type { StatsSettings } from './stats-settings.js';
 import { loadDnsSettings } from './dns-settings.js';
 import type { DnsSettings } from './dns-settings.js';
@@ -93,6 +95,8 @@ export type Settings = Readonly<{
   updates: UpdateSettings;
   /** The traffic statistics' log and the metrics scrape token. */
   stats: StatsSettings;
+  /** What `mailsvc doctor` checks where (docs/doctor.md). */
+  doctor: DoctorSettings;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -244,5 +248,6 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
     updates: loadUpdateSettings(src, layout.root, (k, d) => bool(src, k, d), (k, d, lo, hi) => int(src, k, d, lo, hi)),
     stats: loadStatsSettings(src),
+    doctor: loadDoctorSettings(src),
   });
 }

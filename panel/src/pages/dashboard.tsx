@@ -7,6 +7,8 @@ import type { BackupShow } from './backups';
 type Health = { status: string; degraded_by?: string[]; version: string; uptime_seconds: number; database: { dialect: string; reachable: boolean; schema_version: string | null }; redis: { configured: boolean; reachable: boolean | null } };
 type Counts = Record<string, number>;
 type Components = { status: string; degraded_by?: string[]; components: Record<string, { status: string; detail: string | null }> };
+type DoctorCheck = { id: string; name: string; status: 'ok' | 'warn' | 'fail' | 'unknown'; detail: string; fix: string | null };
+type Doctor = { status: 'ok' | 'needs_attention' | 'unknown'; summary: string; counts: Record<DoctorCheck['status'], number>; checks: DoctorCheck[] };
 type DeliverabilityStatus = { domain: string; checked_at: string; ok: boolean; counts: { pass: number; fail: number; unknown: number }; failed: string[] };
 
 const DAY = 86_400_000;
@@ -15,7 +17,7 @@ const week = (): string => {
   const today = Date.now() - (Date.now() % DAY);
   return qs({ from: new Date(today - 6 * DAY).toISOString().slice(0, 10), to: new Date(today + DAY).toISOString().slice(0, 10), bucket: 'day' });
 };
-const PATHS = { health: '/health/details?components=false', components: '/health/details', counts: '/admin/queue/counts', backups: '/admin/backups/settings', deliverability: '/dns/deliverability?limit=20', traffic: () => `/stats/timeline${week()}` };
+const PATHS = { health: '/health/details?components=false', components: '/health/details', doctor: '/admin/doctor', counts: '/admin/queue/counts', backups: '/admin/backups/settings', deliverability: '/dns/deliverability?limit=20', traffic: () => `/stats/timeline${week()}` };
 
 /** Called at start-up when the panel opens on the dashboard: its requests go out beside the session check, all at once. */
 export function prefetchDashboard(): void {
@@ -32,6 +34,8 @@ export function Dashboard() {
   const h = health.data;
   // The daemons' probes start a dozen processes: asked once the status is shown, so nothing waits for them.
   const components = useLoad(() => (h ? api<Components>('GET', PATHS.components) : Promise.resolve(null)), [h !== undefined]);
+  // The host check runs every check at once (a few seconds): asked once the status is shown, like the daemons' probes.
+  const doctor = useLoad(() => (h ? api<Doctor>('GET', PATHS.doctor) : Promise.resolve(null)), [h !== undefined]);
   const b = backups.data;
   const status = components.data?.status ?? h?.status;
   const degradedBy = (components.data ?? h)?.degraded_by ?? [];
@@ -59,6 +63,12 @@ export function Dashboard() {
               ))}
             </ul>
           )}
+        </div>
+        <div class="card wide">
+          <h2>Host check</h2>
+          <ErrorNote error={doctor.error} />
+          {!doctor.data && !doctor.error && <p class="muted" role="status">Checking the host…</p>}
+          {doctor.data && <HostCheck report={doctor.data} />}
         </div>
         <div class="card">
           <h2>Mail queue</h2>
@@ -109,5 +119,31 @@ export function Dashboard() {
         </div>
       </div>
     </Page>
+  );
+}
+
+const LABEL: Record<DoctorCheck['status'], string> = { ok: 'OK', warn: 'Warning', fail: 'Failing', unknown: 'Could not check' };
+
+/** `mailsvc doctor` on the dashboard: the summary first, then each failing or warning check with what to do (status in words, never by colour alone). */
+function HostCheck({ report }: { report: Doctor }) {
+  const attention = report.checks.filter((c) => c.status === 'fail' || c.status === 'warn').sort((a, b) => (a.status === b.status ? 0 : a.status === 'fail' ? -1 : 1));
+  return (
+    <>
+      <p data-testid="doctor-summary" class={report.status === 'ok' ? 'ok' : report.status === 'unknown' ? 'muted' : 'error'}>
+        {report.summary}
+        {report.counts.unknown > 0 && report.status !== 'unknown' && <small> ({report.counts.unknown} could not be checked)</small>}
+      </p>
+      {attention.length > 0 && (
+        <ul class="plain" data-testid="doctor-checks">
+          {attention.map((c) => (
+            <li key={c.id}>
+              <strong class={c.status === 'fail' ? 'error' : undefined}>{LABEL[c.status]}</strong>: {c.name} — {c.detail}
+              {c.fix && <><br /><small>Fix: {c.fix}</small></>}
+            </li>
+          ))}
+        </ul>
+      )}
+      <p class="muted"><small>The same checks as <code>mailsvc doctor</code> on the host.</small></p>
+    </>
   );
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile, statfs } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { exec } from '../exec.js';
@@ -68,4 +69,26 @@ export function tcpReachable(host: string, port: number, timeoutMs: number): Pro
     s.once('connect', () => done('open'));
     s.once('error', () => done('refused'));
   });
+}
+
+/** Whether systemd runs this host (as sd_booted(3): /run/systemd/system exists). */
+export function systemdRunning(): boolean {
+  return existsSync('/run/systemd/system');
+}
+
+/** `systemctl show <unit> -p A -p B …` as a record; null when systemctl cannot run or tell. */
+export async function unitProperties(unit: string, props: readonly string[], timeoutMs: number): Promise<Record<string, string> | null> {
+  const r = await execAnyCode('systemctl', ['show', unit, ...props.flatMap((p) => ['-p', p])], { timeoutMs }).catch(() => null);
+  if (!r || r.code !== 0) return null;
+  return parseUnitProperties(r.stdout);
+}
+
+/** `Key=Value` lines (the output of `systemctl show`). */
+export function parseUnitProperties(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq > 0) out[line.slice(0, eq)] = line.slice(eq + 1).trim();
+  }
+  return out;
 }

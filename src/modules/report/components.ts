@@ -33,13 +33,24 @@ const DAEMONS = [
   { name: 'postsrsd', pkg: 'postsrsd', unit: 'postsrsd' },
 ] as const;
 
+/** What topology, the report and doctor say of a daemon whose package is not there (one wording for one state). */
+export const NOT_INSTALLED = 'not installed here';
+
 const pkgVersion = (pkg: string, ms: number) => programVersion('dpkg-query', ['-W', '-f=${Version}\n', pkg], /^(\S+)$/m, ms);
 
 function fromUnit(state: string | null, installed: boolean): { status: ProbeStatus; detail: string | null } {
   if (state === 'active') return { status: 'up', detail: null };
   if (state === 'inactive' || state === 'failed') return { status: 'down', detail: `systemd: ${state}` };
   if (state !== null) return { status: 'unknown', detail: `systemd: ${state}` };
-  return { status: 'unknown', detail: installed ? 'systemd cannot tell (not running under systemd?)' : 'not installed' };
+  return { status: 'unknown', detail: installed ? 'systemd cannot tell (not running under systemd?)' : NOT_INSTALLED };
+}
+
+/** A daemon by its Debian package (version, installed) and its systemd unit (running). */
+export function probeDaemon(x: { name: string; pkg: string; unit: string }, ms: number): Promise<Component> {
+  return probe<Component>(ms, async () => {
+    const [version, state] = await Promise.all([pkgVersion(x.pkg, ms), serviceState(x.unit, ms)]);
+    return { ...fromUnit(state, version !== null), version };
+  }).then((p) => ({ name: x.name, address: null, version: null, ...p }));
 }
 
 async function rspamdStat(base: string, ms: number): Promise<Record<string, unknown>> {
@@ -77,7 +88,7 @@ export async function probeComponents(d: ComponentDeps): Promise<Component[]> {
       return r.code === 0 ? { status: 'up', detail: null, version } : { status: 'down', detail: 'the Postfix mail system is not running', version };
     } catch (err) {
       const notInstalled = err instanceof HelperError && err.exec?.kind === 'not-found';
-      return { status: 'unknown', detail: notInstalled ? 'not installed' : err instanceof Error ? err.message : String(err), version };
+      return { status: 'unknown', detail: notInstalled ? NOT_INSTALLED : err instanceof Error ? err.message : String(err), version };
     }
   }).then((p) => ({ name: 'postfix', address: null, version: null, ...p }));
 
@@ -88,17 +99,12 @@ export async function probeComponents(d: ComponentDeps): Promise<Component[]> {
       return { status: 'up', detail: null, version };
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code;
-      if (cause === 'ECONNREFUSED') return { status: version ? 'down' : 'unknown', detail: version ? 'the controller refuses connections' : 'not installed', version };
+      if (cause === 'ECONNREFUSED') return { status: version ? 'down' : 'unknown', detail: version ? 'the controller refuses connections' : NOT_INSTALLED, version };
       return { status: 'unknown', detail: err instanceof Error ? err.message : String(err), version };
     }
   }).then((p) => ({ name: 'rspamd', address: addressOf(d.rspamdController), version: null, ...p }));
 
-  const daemons = DAEMONS.map((x) =>
-    probe<Component>(ms, async () => {
-      const [version, state] = await Promise.all([pkgVersion(x.pkg, ms), serviceState(x.unit, ms)]);
-      return { ...fromUnit(state, version !== null), version };
-    }).then((p) => ({ name: x.name, address: null, version: null, ...p })),
-  );
+  const daemons = DAEMONS.map((x) => probeDaemon(x, ms));
   return Promise.all([database, redis, postfix, rspamd, ...daemons]);
 }
 

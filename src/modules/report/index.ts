@@ -7,6 +7,7 @@ import { ReportService } from './report.service.js';
 export { reportCommands } from './commands.js';
 export type { ReportService, PerformanceReport, Topology } from './report.service.js';
 export type { Component } from './components.js';
+export { NOT_INSTALLED, probeDaemon } from './components.js';
 
 /** What /health/details asks: each component's status, every probe with its own time limit. */
 export type ComponentProbe = Pick<ReportService, 'components'>;

@@ -1,0 +1,50 @@
+import { hostname } from 'node:os';
+import { isIP } from 'node:net';
+import { SettingsError } from './settings-error.js';
+
+/** How `mailsvc doctor` reaches what it checks: a TLS port by what it speaks. */
+export type TlsKind = 'smtp' | 'submission' | 'smtps' | 'imaps' | 'pop3s' | 'https';
+export type TlsPort = { kind: TlsKind; port: number };
+
+/** The kinds that start in plain text and switch with STARTTLS (SMTP); the others speak TLS at once. */
+export const STARTTLS_KINDS: readonly TlsKind[] = ['smtp', 'submission'];
+const KINDS: readonly TlsKind[] = ['smtp', 'submission', 'smtps', 'imaps', 'pop3s', 'https'];
+export const DEFAULT_TLS_PORTS = 'smtp:25,submission:587,smtps:465,imaps:993,pop3s:995,https:443';
+
+export type DoctorSettings = Readonly<{
+  /** MAILSVC_DOCTOR_TIMEOUT_MS: each check's own time limit. */
+  timeoutMs: number;
+  /** MAILSVC_DOCTOR_TLS_HOST: where the certificates are fetched (an address or the mail host name). */
+  tlsHost: string;
+  /** MAILSVC_DOCTOR_TLS_NAME: the name asked for (SNI) and checked against the certificate (default: this host's name). */
+  tlsName: string;
+  /** MAILSVC_DOCTOR_TLS_PORTS: `<kind>:<port>` items, or `off`. */
+  tlsPorts: readonly TlsPort[];
+}>;
+
+type Source = Record<string, string | undefined>;
+const val = (src: Source, key: string): string | undefined => (src[key] === undefined || src[key] === '' ? undefined : src[key]);
+
+export function parseTlsPorts(raw: string): TlsPort[] {
+  if (raw === 'off') return [];
+  return raw.split(/[\s,]+/).filter(Boolean).map((item) => {
+    const m = /^([a-z0-9]+):(\d{1,5})$/.exec(item);
+    const kind = m?.[1] as TlsKind | undefined;
+    const port = Number(m?.[2] ?? 0);
+    if (!kind || !KINDS.includes(kind) || port < 1 || port > 65535) {
+      throw new SettingsError('MAILSVC_DOCTOR_TLS_PORTS', `"${item.slice(0, 40)}" is not <kind>:<port> with a kind of ${KINDS.join(', ')} (or off)`);
+    }
+    return { kind, port };
+  });
+}
+
+export function loadDoctorSettings(src: Source): DoctorSettings {
+  const ms = val(src, 'MAILSVC_DOCTOR_TIMEOUT_MS') ?? '5000';
+  const timeoutMs = /^\d+$/.test(ms) ? Number(ms) : NaN;
+  if (!(timeoutMs >= 100 && timeoutMs <= 120_000)) throw new SettingsError('MAILSVC_DOCTOR_TIMEOUT_MS', `must be a whole number from 100 to 120000, got "${ms.slice(0, 40)}"`);
+  const host = val(src, 'MAILSVC_DOCTOR_TLS_HOST') ?? '127.0.0.1';
+  if (isIP(host) === 0 && !/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/i.test(host)) throw new SettingsError('MAILSVC_DOCTOR_TLS_HOST', 'must be an address or a host name');
+  const name = val(src, 'MAILSVC_DOCTOR_TLS_NAME') ?? hostname();
+  if (!/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/i.test(name)) throw new SettingsError('MAILSVC_DOCTOR_TLS_NAME', 'must be a host name');
+  return Object.freeze({ timeoutMs, tlsHost: host, tlsName: name, tlsPorts: parseTlsPorts(val(src, 'MAILSVC_DOCTOR_TLS_PORTS') ?? DEFAULT_TLS_PORTS) });
+}

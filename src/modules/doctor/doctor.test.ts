@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { parseUnitProperties } from '../../adapters/host/host.js';
+import { parseTlsPorts } from '../../config/doctor-settings.js';
+import { judgeTimer, timerSpecs } from './host-checks.js';
+import { exitCode, report, runChecks } from './run.js';
+import type { Check, Finding } from './run.js';
+import type { DoctorCheck } from './schema.js';
+
+const backup = timerSpecs({ enableSrs: false, enableDeliverability: false, enableAutoUpdates: false })[0]!;
+const srs = timerSpecs({ enableSrs: false, enableDeliverability: false, enableAutoUpdates: false }).find((t) => t.id === 'timer.srs-sync')!;
+const show = (text: string) => parseUnitProperties(text);
+
+describe('the timers, judged from systemctl show', () => {
+  it('enabled with a successful last run: ok; failed last run: fail with journalctl; not enabled: warn with systemctl enable', () => {
+    const timer = show('LoadState=loaded\nUnitFileState=enabled\nActiveState=active\nLastTriggerUSec=Thu 2026-11-26 02:30:00 UTC\n');
+    expect(judgeTimer(backup, timer, show('Result=success\nActiveState=inactive\nExecMainStatus=0\n'))).toMatchObject({ status: 'ok', detail: 'enabled; last run Thu 2026-11-26 02:30:00 UTC: success' });
+    expect(judgeTimer(backup, timer, show('Result=exit-code\nActiveState=failed\nExecMainStatus=1\n'))).toEqual({
+      status: 'fail', detail: 'enabled; the last run (Thu 2026-11-26 02:30:00 UTC) ended with exit-code, exit status 1', fix: 'read journalctl -u mailsvc-backup.service, fix the cause, then systemctl start mailsvc-backup.service',
+    });
+    expect(judgeTimer(backup, show('LoadState=loaded\nUnitFileState=disabled\nActiveState=inactive\n'), {})).toMatchObject({ status: 'warn', fix: 'systemctl enable --now mailsvc-backup.timer' });
+    expect(judgeTimer(backup, show('LoadState=not-found\n'), {})).toMatchObject({ status: 'warn', fix: expect.stringMatching(/mailsvc install/) });
+    expect(judgeTimer(srs, show('LoadState=not-found\n'), {})).toMatchObject({ status: 'ok', detail: 'not installed (MAILSVC_ENABLE_SRS is off)' });
+    expect(judgeTimer(backup, show('LoadState=loaded\nUnitFileState=enabled\nActiveState=active\nLastTriggerUSec=n/a\n'), {})).toMatchObject({ status: 'ok', detail: 'enabled; not run yet' });
+  });
+});
+
+describe('the runner, the summary and the exit code', () => {
+  const one = (id: string, status: 'ok' | 'warn' | 'fail' | 'unknown'): Check => ({ id, name: id, run: () => Promise.resolve({ status, detail: id, fix: status === 'ok' ? null : 'do it' }) });
+  it('0 all ok (warnings allowed), 1 a check fails, 69 nothing could be checked', async () => {
+    expect(report(await runChecks([one('a', 'ok'), one('b', 'unknown')], 1000), 0)).toMatchObject({ status: 'ok', summary: 'ok' });
+    const warn = report(await runChecks([one('a', 'ok'), one('b', 'warn')], 1000), 0);
+    expect(warn).toMatchObject({ status: 'needs_attention', summary: 'needs attention: 0 failing, 1 warning' });
+    expect(exitCode(warn)).toBe(0);
+    const failing = report(await runChecks([one('a', 'fail'), one('b', 'fail'), one('c', 'warn'), one('d', 'warn')], 1000), 0);
+    expect(failing.summary).toBe('needs attention: 2 failing, 2 warnings');
+    expect(exitCode(failing)).toBe(1);
+    const nothing = report(await runChecks([one('a', 'unknown'), one('b', 'unknown')], 1000), 0);
+    expect(nothing).toMatchObject({ status: 'unknown', summary: 'nothing could be checked' });
+    expect(exitCode(nothing)).toBe(69);
+  });
+  it('a check that hangs is unknown at its own time limit; one that throws is unknown with the reason; the others still answer', async () => {
+    const started = Date.now();
+    const lines = await runChecks([
+      { id: 'hangs', name: 'hangs', run: () => new Promise<Finding>(() => undefined) },
+      { id: 'throws', name: 'throws', run: () => Promise.reject<Finding>(new Error('boom')) },
+      { group: 'g', lines: [{ id: 'g1', name: 'g1' }, { id: 'g2', name: 'g2' }], run: () => new Promise<DoctorCheck[]>(() => undefined) },
+      one('fine', 'ok'),
+    ], 300);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(lines).toEqual([
+      { id: 'hangs', name: 'hangs', status: 'unknown', detail: 'no answer within 300 ms', fix: expect.any(String) },
+      { id: 'throws', name: 'throws', status: 'unknown', detail: 'could not be checked: boom', fix: expect.any(String) },
+      { id: 'g1', name: 'g1', status: 'unknown', detail: 'no answer within 300 ms', fix: expect.any(String) },
+      { id: 'g2', name: 'g2', status: 'unknown', detail: 'no answer within 300 ms', fix: expect.any(String) },
+      { id: 'fine', name: 'fine', status: 'ok', detail: 'fine', fix: null },
+    ]);
+  });
+  it('MAILSVC_DOCTOR_TLS_PORTS: kind:port items or off; anything else names the setting', () => {
+    expect(parseTlsPorts('smtp:25, imaps:993')).toEqual([{ kind: 'smtp', port: 25 }, { kind: 'imaps', port: 993 }]);
+    expect(parseTlsPorts('off')).toEqual([]);
+    expect(() => parseTlsPorts('ftp:21')).toThrow(/MAILSVC_DOCTOR_TLS_PORTS/);
+    expect(() => parseTlsPorts('imaps:70000')).toThrow(/MAILSVC_DOCTOR_TLS_PORTS/);
+  });
+});

@@ -1,0 +1,85 @@
+import { diskUsage, systemdRunning, unitProperties } from '../../adapters/host/host.js';
+import type { Finding } from './run.js';
+
+/** The timers mailsvc installs; `wanted` says whether the installer's switches enable it. */
+export type TimerSpec = { id: string; name: string; unit: string; wanted: boolean; switch?: string };
+
+export const timerSpecs = (s: { enableSrs: boolean; enableDeliverability: boolean; enableAutoUpdates: boolean }): TimerSpec[] => [
+  { id: 'timer.backup', name: 'backup timer', unit: 'mailsvc-backup', wanted: true },
+  { id: 'timer.backup-verify', name: 'backup verify timer', unit: 'mailsvc-backup-verify', wanted: true },
+  { id: 'timer.stats', name: 'statistics timer', unit: 'mailsvc-stats', wanted: true },
+  { id: 'timer.dkim-rotate', name: 'DKIM rotation timer', unit: 'mailsvc-dkim-rotate', wanted: true },
+  { id: 'timer.dns-report', name: 'deliverability timer', unit: 'mailsvc-dns-report', wanted: s.enableDeliverability, switch: 'MAILSVC_ENABLE_DELIVERABILITY_TIMER' },
+  { id: 'timer.srs-sync', name: 'SRS sync timer', unit: 'mailsvc-srs-sync', wanted: s.enableSrs, switch: 'MAILSVC_ENABLE_SRS' },
+  { id: 'timer.auto-update', name: 'auto-update timer', unit: 'mailsvc-auto-update', wanted: s.enableAutoUpdates, switch: 'MAILSVC_ENABLE_AUTO_UPDATES' },
+];
+
+export const TIMER_PROPS = ['LoadState', 'UnitFileState', 'ActiveState', 'LastTriggerUSec'] as const;
+export const SERVICE_PROPS = ['Result', 'ActiveState', 'ExecMainStatus'] as const;
+
+const noDate = (v: string | undefined): boolean => v === undefined || v === '' || v === 'n/a' || v === '0';
+
+/** A timer and its service as `systemctl show` gives them, judged. */
+export function judgeTimer(t: TimerSpec, timer: Record<string, string>, service: Record<string, string>): Finding {
+  const enable = `systemctl enable --now ${t.unit}.timer`;
+  if (timer.LoadState === 'not-found') {
+    return t.wanted
+      ? { status: 'warn', detail: `${t.unit}.timer is not installed`, fix: 'run mailsvc install (it writes and enables the units)' }
+      : { status: 'ok', detail: `not installed (${t.switch ?? 'its switch'} is off)`, fix: null };
+  }
+  const enabled = timer.UnitFileState === 'enabled' && timer.ActiveState === 'active';
+  if (!enabled) {
+    return t.wanted
+      ? { status: 'warn', detail: `${t.unit}.timer is ${timer.UnitFileState ?? 'not enabled'} and ${timer.ActiveState ?? 'inactive'}`, fix: enable }
+      : { status: 'ok', detail: `not enabled (${t.switch ?? 'its switch'} is off)`, fix: null };
+  }
+  const last = timer.LastTriggerUSec;
+  if (noDate(last)) return { status: 'ok', detail: 'enabled; not run yet', fix: null };
+  const result = service.Result ?? 'unknown';
+  if (result !== 'success' || service.ActiveState === 'failed') {
+    return { status: 'fail', detail: `enabled; the last run (${last ?? ''}) ended with ${result}${service.ExecMainStatus && service.ExecMainStatus !== '0' ? `, exit status ${service.ExecMainStatus}` : ''}`, fix: `read journalctl -u ${t.unit}.service, fix the cause, then systemctl start ${t.unit}.service` };
+  }
+  return { status: 'ok', detail: `enabled; last run ${last ?? ''}: success`, fix: null };
+}
+
+/** One timer through systemctl; `unknown` with the reason where systemd does not run. */
+export async function timerCheck(t: TimerSpec, ms: number): Promise<Finding> {
+  if (!systemdRunning()) return { status: 'unknown', detail: 'systemd is not running here (no /run/systemd/system)', fix: 'run mailsvc doctor on the mail host itself, where systemd runs the units' };
+  const [timer, service] = await Promise.all([unitProperties(`${t.unit}.timer`, TIMER_PROPS, ms), unitProperties(`${t.unit}.service`, SERVICE_PROPS, ms)]);
+  if (!timer || !service) return { status: 'unknown', detail: 'systemctl show did not answer', fix: `look by hand: systemctl status ${t.unit}.timer` };
+  return judgeTimer(t, timer, service);
+}
+
+const GIB = 1024 ** 3;
+const size = (b: number): string => (b >= GIB ? `${(b / GIB).toFixed(1)} GiB` : `${(b / 1024 ** 2).toFixed(0)} MiB`);
+
+/** Space left where mailsvc keeps data: warn over MAILSVC_REPORT_DISK_PERCENT, fail at 98 % or a missing directory. */
+export async function diskCheck(path: string, setting: string, warnPercent: number): Promise<Finding> {
+  let u;
+  try {
+    u = await diskUsage(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { status: 'fail', detail: `${path} does not exist`, fix: `create it, or set ${setting} to where the data is` };
+    throw err;
+  }
+  const free = size(u.total_bytes - u.used_bytes);
+  const detail = `${path}: ${u.used_percent} % used, ${free} free of ${size(u.total_bytes)}`;
+  if (u.used_percent >= 98) return { status: 'fail', detail, fix: `free space on the file system of ${path} now (old backups, logs), or grow it` };
+  if (u.used_percent > warnPercent) return { status: 'warn', detail: `${detail} (over ${warnPercent} %, MAILSVC_REPORT_DISK_PERCENT)`, fix: `free space on the file system of ${path}, or grow it` };
+  return { status: 'ok', detail, fix: null };
+}
+
+/** This host's clock against the database's: warn over 2 s, fail over 30 s. */
+export async function clockCheck(now: () => number, dbTime: () => Promise<number>): Promise<Finding> {
+  const before = now();
+  const db = await dbTime();
+  const after = now();
+  const skew = db - (before + after) / 2;
+  const seconds = Math.abs(skew) / 1000;
+  const text = `${seconds.toFixed(1)} s ${skew > 0 ? 'behind' : 'ahead of'} the database`;
+  const fix = 'synchronise the clocks of this host and the database host (timedatectl set-ntp true, or chrony)';
+  if (seconds > 30) return { status: 'fail', detail: `this host's clock is ${text}`, fix };
+  if (seconds > 2) return { status: 'warn', detail: `this host's clock is ${text}`, fix };
+  return { status: 'ok', detail: `within ${Math.max(seconds, 0.1).toFixed(1)} s of the database`, fix: null };
+}
