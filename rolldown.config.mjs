@@ -4,6 +4,7 @@
 // start-up is most of a short command's time. Packages with native code or
 // files of their own loaded at run time stay in node_modules.
 import { chmodSync, rmSync } from 'node:fs';
+import process from 'node:process';
 import { defineConfig } from 'rolldown';
 
 // Where the bundle goes: scripts/build.mjs writes it into a directory of its own and renames it into place.
