@@ -1,3 +1,4 @@
+import { humanBytes } from './human.js';
 import { createInterface } from 'node:readline/promises';
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
@@ -56,11 +57,8 @@ export function pageNote(p: { items: unknown[]; total: number; offset: number })
   return `\nShowing ${p.offset + 1}-${p.offset + p.items.length} of ${p.total}${more}`;
 }
 
-export function formatBytes(n: number): string {
-  if (n === 0) return 'none';
-  for (const u of ['T', 'G', 'M', 'K'] as const) if (n % SIZE_UNITS[u] === 0) return `${n / SIZE_UNITS[u]}${u}`;
-  return `${n} B`;
-}
+/** A size for people: the one format (human.ts), "26.6 KiB". */
+export const formatBytes = (n: number): string => humanBytes(n);
 
 export const day = (iso: string | null): string => (iso === null ? '-' : iso.slice(0, 10));
 
