@@ -4,10 +4,13 @@
 // start-up is most of a short command's time. Packages with native code or
 // files of their own loaded at run time stay in node_modules.
 import { chmodSync, rmSync } from 'node:fs';
+import process from 'node:process';
 import { defineConfig } from 'rolldown';
 
+// Where the bundle goes: scripts/build.mjs writes it into a directory of its own and renames it into place.
+const OUT = process.env.MAILSVC_BUNDLE_DIR || 'dist/bundle';
 // Chunk names carry hashes: clear the last build's, or they pile up.
-rmSync('dist/bundle', { recursive: true, force: true });
+rmSync(OUT, { recursive: true, force: true });
 
 const STARTUP = new RegExp(
   [
@@ -24,11 +27,11 @@ const STARTUP = new RegExp(
 export default defineConfig({
   input: { mailsvc: 'dist/cli/bin.js' },
   // The entry has a #! line: executable, so `npx mailsvc` and a bin link run it directly.
-  plugins: [{ name: 'executable-entry', writeBundle: () => chmodSync('dist/bundle/mailsvc.js', 0o755) }],
+  plugins: [{ name: 'executable-entry', writeBundle: () => chmodSync(`${OUT}/mailsvc.js`, 0o755) }],
   platform: 'node',
   external: [/^node:/, 'better-sqlite3', '@node-rs/argon2', 'pg', 'pg-native', 'mysql2', 'ioredis', 'pino', 'fastify', /^@fastify\//],
   output: {
-    dir: 'dist/bundle',
+    dir: OUT,
     format: 'esm',
     entryFileNames: '[name].js',
     chunkFileNames: 'chunks/[name]-[hash].js',

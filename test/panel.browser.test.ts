@@ -359,8 +359,8 @@ describe.skipIf(unavailable !== null)('the web panel in Chromium, against the re
     await page.getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
     await page.getByRole('button', { name: /Count matching/ }).click();
-    await page.getByText('1 message(s) match.').waitFor();
-    await page.getByRole('button', { name: 'Delete 1 message(s)' }).click();
+    await page.getByText('1 message matches.').waitFor();
+    await page.getByRole('button', { name: 'Delete 1 message' }).click();
     await expect.poll(async () => (await postfix!.queue()).map((m) => m.sender)).toEqual(['carol@sender.example']);
   }, 60_000);
 

@@ -235,13 +235,4 @@ export function JobProgress({ job, label }: { job: Job | null; label: string }) 
   );
 }
 
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-export function bytes(n: number): string {
-  let i = 0;
-  let v = n;
-  while (v >= 1024 && i < UNITS.length - 1) {
-    v /= 1024;
-    i += 1;
-  }
-  return `${i === 0 ? v : v.toFixed(1)} ${UNITS[i]}`;
-}
+export { bytes, plural } from './format';

@@ -168,7 +168,7 @@ describe('mailsvc accounts', () => {
     });
     const [list, show] = await Promise.all([cli(dir, ['accounts', 'list']), cli(dir, ['accounts', 'show', 'alice@example.org'])]);
     expect(list.stdout).toMatch(/^ADDRESS\s+NAME\s+QUOTA\s+ACTIVE\s+APP-PW-ONLY$/m);
-    expect(list.stdout).toMatch(/^alice@example\.org\s+Alice B\s+512M\s+no\s+yes$/m);
+    expect(list.stdout).toMatch(/^alice@example\.org\s+Alice B\s+512\.0 MiB\s+no\s+yes$/m);
     expect(show.stdout).toMatch(/^\s+per minute\s+5\s+5$/m);
   });
 

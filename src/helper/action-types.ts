@@ -49,5 +49,12 @@ export type ActionSpec = (
    * writes nothing on disk (signals, sockets, systemctl).
    */
   writes(cfg: HelperConfig): readonly string[];
+  /**
+   * Asked when the program failed or gave an accepted non-zero code, on the helper's own settings (never a path
+   * from the caller): the fixed sentence when the daemon the action needs is
+   * absent (not set up, its socket missing), so the reply is `unavailable`
+   * rather than `failed`; null when the daemon is there (the failure stands).
+   */
+  absent?(args: readonly string[], cfg: HelperConfig): string | null;
 };
 

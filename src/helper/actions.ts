@@ -6,6 +6,7 @@ import { QUEUE_ID_BATCH, parseQueueIdList } from '../shared/queue-id.js';
 import { limitValues } from './limits-param.js';
 import { dkimActions } from './dkim-actions.js';
 import { FIREWALL_STATE_MAX, firewallState } from './firewall-param.js';
+import { daemonPresent, fail2banRunning, postfixConfigured } from './daemon-check.js';
 
 export type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
 import type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
@@ -134,6 +135,7 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   [
     'reload',
     { writes: QUEUE,
+      absent: daemonPresent,
       summary: `reload one daemon's configuration: ${DAEMONS.join(', ')}`,
       params: [oneOf('daemon', DAEMONS)],
       command: ([daemon], cfg) => RELOAD[daemon as Daemon](cfg),
@@ -141,15 +143,15 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   ],
   ...POSTSUPER.map(([name, flag, what]): [string, ActionSpec] => [
     name,
-    { summary: `postsuper ${flag}: ${what}; <ids> is 1 to ${QUEUE_ID_BATCH} queue ids, comma-separated`, params: [queueIds], command: postsuper(flag), writes: QUEUE },
+    { summary: `postsuper ${flag}: ${what}; <ids> is 1 to ${QUEUE_ID_BATCH} queue ids, comma-separated`, params: [queueIds], command: postsuper(flag), writes: QUEUE, absent: postfixConfigured },
   ]),
   [
     'f2b-status',
-    { writes: NOTHING, summary: "list fail2ban's jails (fail2ban-client status)", params: [], command: (_args, cfg) => f2b(cfg, 'status') },
+    { writes: NOTHING, absent: fail2banRunning, summary: "list fail2ban's jails (fail2ban-client status)", params: [], command: (_args, cfg) => f2b(cfg, 'status') },
   ],
   [
     'f2b-jail-bans',
-    { writes: NOTHING,
+    { writes: NOTHING, absent: fail2banRunning,
       summary: 'the addresses one jail bans, with their times (get <jail> banip --with-time)',
       params: [jail],
       command: ([j], cfg) => f2b(cfg, 'get', j ?? '', 'banip', '--with-time'),
@@ -157,24 +159,24 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   ],
   [
     'f2b-ignoreip',
-    { writes: NOTHING, summary: "the addresses one jail never bans (get <jail> ignoreip)", params: [jail], command: ([j], cfg) => f2b(cfg, 'get', j ?? '', 'ignoreip') },
+    { writes: NOTHING, absent: fail2banRunning, summary: "the addresses one jail never bans (get <jail> ignoreip)", params: [jail], command: ([j], cfg) => f2b(cfg, 'get', j ?? '', 'ignoreip') },
   ],
   [
     'f2b-banned',
-    { writes: NOTHING, summary: 'the jails that ban one address (banned <ip>)', params: [ipNet], command: ([ip], cfg) => f2b(cfg, 'banned', ip ?? '') },
+    { writes: NOTHING, absent: fail2banRunning, summary: 'the jails that ban one address (banned <ip>)', params: [ipNet], command: ([ip], cfg) => f2b(cfg, 'banned', ip ?? '') },
   ],
   [
     'f2b-ban',
-    { writes: NOTHING, summary: 'ban an address or network in one jail (set <jail> banip <ip>)', params: [jail, ipNet], command: ([j, ip], cfg) => f2b(cfg, 'set', j ?? '', 'banip', ip ?? '') },
+    { writes: NOTHING, absent: fail2banRunning, summary: 'ban an address or network in one jail (set <jail> banip <ip>)', params: [jail, ipNet], command: ([j, ip], cfg) => f2b(cfg, 'set', j ?? '', 'banip', ip ?? '') },
   ],
   [
     'f2b-unban',
-    { writes: NOTHING, summary: 'lift the ban of an address or network in one jail (set <jail> unbanip <ip>)', params: [jail, ipNet], command: ([j, ip], cfg) => f2b(cfg, 'set', j ?? '', 'unbanip', ip ?? '') },
+    { writes: NOTHING, absent: fail2banRunning, summary: 'lift the ban of an address or network in one jail (set <jail> unbanip <ip>)', params: [jail, ipNet], command: ([j, ip], cfg) => f2b(cfg, 'set', j ?? '', 'unbanip', ip ?? '') },
   ],
   [
     'postfix-status',
     // Exit 1 is an answer (not running), not a failure; the report and topology tell it apart from "cannot tell".
-    { writes: QUEUE, summary: 'whether the Postfix mail system runs (postfix status: exit 0 running, 1 not)', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'status'], okCodes: [0, 1] }) },
+    { writes: QUEUE, absent: postfixConfigured, summary: 'whether the Postfix mail system runs (postfix status: exit 0 running, 1 not)', params: [], command: (_args, cfg) => ({ file: 'postfix', args: ['-c', cfg.postfixConfigDir, 'status'], okCodes: [0, 1] }) },
   ],
   [
     'firewall-apply',

@@ -7,6 +7,7 @@ import { compileRuleset } from '../shared/firewall-rules.js';
 import type { FirewallState } from '../shared/firewall-rules.js';
 import type { HelperConfig, RunContext } from './action-types.js';
 import { ActionFailed, logExecOutput, publicExecDetail } from './failure.js';
+import { notInstalled } from '../shared/daemon-hints.js';
 
 /**
  * `firewall-apply <state>` (the state checked by firewall-param.ts): the
@@ -38,6 +39,7 @@ export async function applyFirewall([raw = '']: readonly string[], cfg: HelperCo
       logExecOutput(ctx.log, 'firewall-apply', err);
       const how = { kind: err.kind, ...(err.code === undefined ? {} : { code: err.code }) };
       if (err.kind === 'exit') throw new ActionFailed(`nft refused the rendered ruleset (exit ${err.code ?? '?'}); the running ruleset is unchanged`, how);
+      if (err.kind === 'not-found') throw new ActionFailed(`${notInstalled('nft')}; the running ruleset is unchanged`, how);
       throw new ActionFailed(`nft did not finish (${publicExecDetail(err)}); nft applies a ruleset whole or not at all`, how);
     }
   } finally {

@@ -20,7 +20,7 @@ export const MAX_ARG_LENGTH = 4096;
 export type RequestId = string | number;
 export type HelperRequest = { id: RequestId; action: string; args: string[] };
 
-export type AnswerError = 'malformed' | 'line-too-long' | 'busy' | 'unknown-action' | 'invalid-argument' | 'failed';
+export type AnswerError = 'malformed' | 'line-too-long' | 'busy' | 'unknown-action' | 'invalid-argument' | 'failed' | 'unavailable';
 
 export type HelperAnswer =
   | ({ id: RequestId | null; ok: true } & HelperResult)

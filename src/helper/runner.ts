@@ -7,6 +7,7 @@ import type { HelperClient, HelperResult } from '../adapters/helper-client.js';
 import { MAX_ARG_LENGTH } from './protocol.js';
 import type { HelperAnswer } from './protocol.js';
 import { ActionFailed, logExecOutput, publicExecDetail } from './failure.js';
+import { notInstalled } from '../shared/daemon-hints.js';
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 /** An answer before the server adds the request's id. */
@@ -67,13 +68,23 @@ export class HelperRunner {
       if ('run' in spec) return done({ ok: true, ...(await this.runWithDeadline(action, spec, args)) });
       const cmd = spec.command(args, this.cfg);
       const r = await exec(cmd.file, cmd.args, { timeoutMs: cmd.timeoutMs ?? 30_000, okCodes: cmd.okCodes ?? [0], maxOutputBytes: 1024 * 1024 });
+      // An accepted non-zero code ("postfix status": 1, not running) is no answer when the daemon is absent.
+      const absent = r.code === 0 ? null : spec.absent?.(args, this.cfg);
+      if (absent) return done({ ok: false, error: 'unavailable', detail: absent, exec: { kind: 'exit', code: r.code } });
       return done({ ok: true, ...r });
     } catch (err) {
+      // An absent daemon (program not installed, socket or configuration missing) is `unavailable`, not a failure.
+      const absent = err instanceof ExecError || err instanceof ActionFailed ? spec.absent?.(args, this.cfg) : null;
       if (err instanceof ExecError) {
         logExecOutput(this.log, action, err);
+        if (err.kind === 'not-found') return done({ ok: false, error: 'unavailable', detail: notInstalled(err.program), exec: execOf(err) });
+        if (absent) return done({ ok: false, error: 'unavailable', detail: absent, exec: execOf(err) });
         return done({ ok: false, error: 'failed', detail: publicExecDetail(err), exec: execOf(err) });
       }
-      if (err instanceof ActionFailed) return done({ ok: false, error: 'failed', detail: err.message, ...(err.exec ? { exec: err.exec } : {}) });
+      if (err instanceof ActionFailed) {
+        const error = err.exec?.kind === 'not-found' || absent ? 'unavailable' : 'failed';
+        return done({ ok: false, error, detail: absent ?? err.message, ...(err.exec ? { exec: err.exec } : {}) });
+      }
       // The helper's own file work (`run`): the reason, never the content.
       return done({ ok: false, error: 'failed', detail: clip(message(err)) });
     }
@@ -104,6 +115,7 @@ const execOf = (err: ExecError): { kind: ExecError['kind']; code?: number } => (
 export function resultOf(outcome: Outcome): HelperResult {
   if (outcome.ok) return { code: outcome.code, stdout: outcome.stdout, stderr: outcome.stderr };
   if (outcome.error === 'failed') throw new HelperError('failed', outcome.detail, outcome.exec);
+  if (outcome.error === 'unavailable') throw new HelperError('unavailable', outcome.detail, outcome.exec);
   if (outcome.error === 'unknown-action' || outcome.error === 'invalid-argument') throw new HelperError('refused', outcome.detail);
   throw new HelperError('failed', `the helper could not take the request (${outcome.error}): ${outcome.detail}`);
 }

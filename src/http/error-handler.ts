@@ -73,9 +73,9 @@ export function errorHandler(error: FastifyError | AppError | Error, request: Fa
   if (error instanceof AppError) {
     const status = STATUS[error.code];
     if (status === 401) reply.header('www-authenticate', error.extra.bearerOnly === true ? WWW_AUTHENTICATE_BEARER : WWW_AUTHENTICATE);
-    // Among the auth errors only login's 429 carries Retry-After; a 503 always may.
-    const retry = (status === 429 && request.routeOptions.config.retryAfter === true) || status === 503;
-    if (retry && error.extra.retryAfter !== undefined) reply.header('retry-after', String(error.extra.retryAfter));
+    // Among the auth errors only login's 429 carries Retry-After; a 503 (a daemon or store absent) always does.
+    if (status === 429 && request.routeOptions.config.retryAfter === true && error.extra.retryAfter !== undefined) reply.header('retry-after', String(error.extra.retryAfter));
+    if (status === 503) reply.header('retry-after', String(error.extra.retryAfter ?? UNAVAILABLE_RETRY_AFTER));
     if (status === 503) request.log.warn({ reqId: request.id, code: error.code }, error.detail);
     else if (status >= 500) request.log.error({ reqId: request.id, code: error.code }, error.detail);
     const body: { detail: string; errors?: { path: string; message: string }[] } = {

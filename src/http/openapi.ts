@@ -19,7 +19,7 @@ const ERROR_TEXT: Record<number, string> = {
   429: 'Too many authentication attempts from this address',
   431: 'URL and headers too large',
   502: 'An upstream service (SMS provider) failed',
-  503: 'The state store (Redis) cannot be reached; retry after Retry-After seconds',
+  503: 'The state store (Redis), or a daemon the operation needs (the helper, Postfix, fail2ban, nftables…), is absent or unreachable: the detail says what to install or start; retry after Retry-After seconds',
 };
 
 type RouteSchema = {

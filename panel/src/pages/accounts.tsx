@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorNote, Field, firstOf, formErrors, Page, ShownOnce, useAction, when } from '../ui';
+import { bytes, ErrorNote, Field, firstOf, formErrors, Page, ShownOnce, useAction, when } from '../ui';
 import type { ApiError } from '../api';
 import { List, useVersion } from '../list';
 
@@ -50,7 +50,7 @@ export function Accounts() {
         columns={[
           { title: 'Address', cell: (a) => a.address },
           { title: 'Name', cell: (a) => a.display_name },
-          { title: 'Quota', cell: (a) => (a.quota_bytes ? `${Math.round(a.quota_bytes / MIB)} MiB` : 'none') },
+          { title: 'Quota', cell: (a) => (a.quota_bytes ? bytes(a.quota_bytes) : 'none') },
           { title: 'Active', cell: (a) => (a.active ? 'yes' : 'no') },
           { title: 'Created', cell: (a) => when(a.created_at) },
           {

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { described, ErrorNote, FieldMessage, formErrors, Page, useAction, useLoad } from '../ui';
+import { described, ErrorNote, FieldMessage, formErrors, Page, plural, useAction, useLoad } from '../ui';
 import { LIMITS, LimitValueError, parseLimitValue } from '../../../src/shared/limit-keys.js';
 
 /**
@@ -75,7 +75,7 @@ function Editor({ data, reload, saved, setSaved }: EditorProps) {
             </tbody>
           </table>
         </div>
-        <button type="submit" disabled={save.busy || changed.length === 0}>Save {changed.length || ''} change(s)</button>
+        <button type="submit" disabled={save.busy || changed.length === 0}>Save {changed.length ? plural(changed.length, 'change') : 'changes'}</button>
         <ErrorNote errors={errors} />
       </form>
     </Page>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, qs } from '../api';
-import { ErrorNote, Page, useAction, when } from '../ui';
+import { ErrorNote, Page, plural, useAction, when } from '../ui';
 import { List, useVersion } from '../list';
 
 type Entry = { queue_id: string; queue_name: string; arrival_time: string; message_size: number; sender: string; recipients: { address: string; delay_reason: string | null }[] };
@@ -61,8 +61,8 @@ export function Queue() {
         <button type="button" class="secondary" onClick={count} disabled={bulk.busy}>Count matching messages for a bulk delete</button>
         {pending !== null && (
           <span role="status">
-            {pending} message(s) match.{' '}
-            {pending > 0 && <button type="button" class="danger" onClick={deleteAll}>Delete {pending} message(s)</button>}
+            {plural(pending, 'message')} {pending === 1 ? 'matches' : 'match'}.{' '}
+            {pending > 0 && <button type="button" class="danger" onClick={deleteAll}>Delete {plural(pending, 'message')}</button>}
           </span>
         )}
       </div>

@@ -1,6 +1,7 @@
 import { HelperError } from '../helper-client.js';
 import type { HelperClient } from '../helper-client.js';
 import { AppError } from '../../shared/errors.js';
+import { DAEMON_RETRY_AFTER, notRunning } from '../../shared/daemon-hints.js';
 
 /** One address or network a jail bans; times are null when fail2ban did not print them. */
 export type JailBan = { ip: string; bannedAt: Date | null; expiresAt: Date | null };
@@ -64,8 +65,9 @@ export function parseBannedJails(out: string): string[] {
 
 /**
  * fail2ban through the privileged helper (`fail2ban-client -c <config dir> -s
- * <socket>` runs as root there). A fail2ban that does not answer is
- * `unavailable` (HTTP 503, CLI exit 69).
+ * <socket>` runs as root there). A fail2ban that is not installed, has no
+ * socket (the helper says so) or does not answer on it is `unavailable`
+ * (HTTP 503 with Retry-After, CLI exit 69).
  */
 export class Fail2banClient {
   constructor(private readonly helper: HelperClient, private readonly socket: string) {}
@@ -75,7 +77,7 @@ export class Fail2banClient {
       return (await this.helper.run(action, args)).stdout;
     } catch (err) {
       if (err instanceof HelperError && err.kind === 'failed' && err.exec?.kind === 'exit' && err.exec.code === 255) {
-        throw new AppError('unavailable', `fail2ban does not answer on ${this.socket}; start it (systemctl start fail2ban) or set MAILSVC_FAIL2BAN_SOCKET`);
+        throw new AppError('unavailable', `${notRunning('fail2ban', `it does not answer on ${this.socket}`)}, or set MAILSVC_FAIL2BAN_SOCKET`, { retryAfter: DAEMON_RETRY_AFTER });
       }
       throw err;
     }

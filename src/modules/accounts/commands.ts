@@ -13,6 +13,9 @@ import { MAX_SEND_RATE } from '../../shared/send-rate.js';
 import { MAX_QUOTA_BYTES } from './quota.js';
 import type { AccountPatch, AccountView } from './schema.js';
 
+/** A quota for people: 0 is no quota. */
+const quota = (n: number): string => (n === 0 ? 'none' : formatBytes(n));
+
 type Deps = { service: AccountService; domains: DomainLookup; sendRateDefaults: () => Limits };
 
 const yn = (b: boolean): string => (b ? 'yes' : 'no');
@@ -26,7 +29,7 @@ function describeAccount(a: AccountView, effective: Limits): string {
   return [
     `Account ${a.address} (id ${a.id})`,
     `  name:                ${a.display_name || '-'}`,
-    `  quota:               ${formatBytes(a.quota_bytes)}`,
+    `  quota:               ${quota(a.quota_bytes)}`,
     `  active:              ${yn(a.active)}`,
     `  app passwords only:  ${yn(a.require_app_password)}`,
     `  created:             ${a.created_at}`,
@@ -99,7 +102,7 @@ export function accountCommands(program: Command, run: Run<Deps>): void {
           ? 'No accounts. Add one with: mailsvc accounts add alice@example.org'
           : table(
               ['address', 'name', 'quota', 'active', 'app-pw-only'],
-              page.items.map((a) => [a.address, a.display_name, formatBytes(a.quota_bytes), yn(a.active), yn(a.require_app_password)]),
+              page.items.map((a) => [a.address, a.display_name, quota(a.quota_bytes), yn(a.active), yn(a.require_app_password)]),
             ) + pageNote(page),
       );
     });

@@ -96,7 +96,8 @@ for (const dialect of DIALECTS) {
       await f2b.client('stop');
       const r = await api('GET', '/admin/bans');
       expect(r.status).toBe(503);
-      expect(String(r.body.detail)).toMatch(/fail2ban does not answer on .*f2b\.sock/);
+      expect(r.headers['retry-after']).toBe('30');
+      expect(String(r.body.detail)).toMatch(/^fail2ban is not running \((no socket at|it does not answer on) .*f2b\.sock\): start it with systemctl start fail2ban/);
     });
   });
 }

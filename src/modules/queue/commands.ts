@@ -5,6 +5,7 @@ import { QUEUE_NAMES } from '../../shared/queue-id.js';
 import type { QueueName } from '../../shared/queue-id.js';
 import { CliError, output } from '../../shared/terminal/output.js';
 import { confirm, formatBytes, pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
+import { plural } from '../../shared/terminal/human.js';
 import { commandGroup, recordsChanges } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import { durationSeconds } from './queue.service.js';
@@ -93,11 +94,11 @@ export function queueCommands(program: Command, run: Run<{ service: QueueService
       const result = await run(async (m) => {
         const { count } = await m.service.deleteMatching(filter, { dryRun: true });
         if (opts.dryRun || count === 0) return { count, dryRun: true };
-        process.stderr.write(`${count} message(s) match.\n`);
-        await confirm(opts.yes, `${opts.bounce ? 'Return' : 'Delete'} these ${count} message(s)?`, `${count} message(s) match; nothing was ${verb}`);
+        process.stderr.write(`${plural(count, 'message')} match${count === 1 ? 'es' : ''}.\n`);
+        await confirm(opts.yes, `${opts.bounce ? 'Return' : 'Delete'} ${count === 1 ? 'this message' : `these ${count} messages`}?`, `${plural(count, 'message')} match${count === 1 ? 'es' : ''}; nothing was ${verb}`);
         return { ...(await m.service.deleteMatching(filter, { bounce: opts.bounce === true, onProgress: progress(opts.bounce ? 'returned' : 'deleted') })), dryRun: false };
       });
-      output(opts.json, { count: result.count }, () => (result.dryRun ? `${result.count} message(s) match; nothing changed.` : `${result.count} message(s) ${verb}.`));
+      output(opts.json, { count: result.count }, () => (result.dryRun ? `${plural(result.count, 'message')} match${result.count === 1 ? 'es' : ''}; nothing changed.` : `${plural(result.count, 'message')} ${verb}.`));
     });
   recordsChanges(program, ['queue hold', 'queue release', 'queue delete']);
 }

@@ -125,7 +125,7 @@ describe.skipIf(unavailable !== null)('the queue API and CLI over a real Postfix
   it('mailsvc queue delete --sender … shows the count and needs --yes; --dry-run only counts; --bounce returns mail', async () => {
     const refused = await cli('queue', 'delete', '--sender', '@one.test');
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('2 message(s) match');
+    expect(refused.stderr).toContain('2 messages match');
     expect((await pf.queue()).length).toBe(3);
     expect(JSON.parse((await cli('queue', 'delete', '--sender', '@one.test', '--dry-run', '--json')).stdout)).toEqual({ count: 2 });
     expect((await cli('queue', 'delete')).code).toBe(2);
@@ -133,7 +133,7 @@ describe.skipIf(unavailable !== null)('the queue API and CLI over a real Postfix
     expect([done.code, JSON.parse(done.stdout)]).toEqual([0, { count: 1 }]);
     expect(await queued()).toEqual(['bob@two.test deferred', 'carol@one.test deferred']);
     const bounced = await cli('queue', 'delete', '--sender', 'carol@one.test', '--bounce', '--yes');
-    expect([bounced.code, bounced.stdout.trim()]).toEqual([0, '1 message(s) returned to sender.']);
+    expect([bounced.code, bounced.stdout.trim()]).toEqual([0, '1 message returned to sender.']);
     await expect.poll(async () => (await queued()).filter((s) => s.startsWith('MAILER-DAEMON')).length, { timeout: 20_000 }).toBe(1);
     expect((await pf.queue()).find((m) => m.sender === 'MAILER-DAEMON')?.recipients[0]?.address).toBe('carol@one.test');
   }, 90_000);

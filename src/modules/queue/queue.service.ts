@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { ExecError } from '../../adapters/exec.js';
+import { DAEMON_RETRY_AFTER, notInstalled, notRunning, postfixNotConfigured } from '../../shared/daemon-hints.js';
 import { PostqueueFormatError, flushQueue, postsuperCount, postsuperIds, scanQueue, scheduleNow } from '../../adapters/postfix/postqueue.js';
 import type { PostqueueMessage } from '../../adapters/postfix/postqueue.js';
 import type { HelperClient } from '../../adapters/helper-client.js';
@@ -76,10 +79,24 @@ export class QueueService {
         return visit(m);
       });
     } catch (err) {
-      if (err instanceof ExecError) throw new AppError(err.kind === 'not-found' ? 'unavailable' : 'upstream', `cannot read the mail queue: ${err.message}`);
+      if (err instanceof ExecError) throw this.postqueueFailure(err);
       if (err instanceof PostqueueFormatError) throw new AppError('upstream', err.message);
       throw err;
     }
+  }
+
+  /**
+   * postqueue's failure as the one rule for an absent daemon says it: not
+   * installed, no main.cf in the configuration directory, or the mail system
+   * down (postqueue's exit 69) is `unavailable` (503 / exit 69) with what to
+   * install or start; anything else is `upstream`.
+   */
+  private postqueueFailure(err: ExecError): AppError {
+    const absent = (detail: string) => new AppError('unavailable', detail, { retryAfter: DAEMON_RETRY_AFTER });
+    if (err.kind === 'not-found') return absent(notInstalled('postqueue'));
+    if (!existsSync(join(this.configDir, 'main.cf'))) return absent(postfixNotConfigured(this.configDir));
+    if (err.kind === 'exit' && err.code === 69) return absent(notRunning('postfix', 'postqueue: the mail system is down'));
+    return new AppError('upstream', `cannot read the mail queue: ${err.message}`);
   }
 
   async list(filter: QueueFilter, page: Page): Promise<QueuePage> {

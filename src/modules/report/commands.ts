@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CliError, output } from '../../shared/terminal/output.js';
 import { formatBytes, table } from '../../shared/terminal/options.js';
+import { plural } from '../../shared/terminal/human.js';
 import { commandGroup } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { ReportItem, ReportService } from './report.service.js';
@@ -10,10 +11,10 @@ function summary(i: ReportItem): string {
   const x = i as Record<string, unknown>;
   const parts: string[] = [];
   if (typeof x.version === 'string') parts.push(`version ${x.version}`);
-  if (typeof x.total === 'number') parts.push(`${x.total} message(s), limit ${String(x.limit)}`);
+  if (typeof x.total === 'number') parts.push(`${plural(x.total, 'message')}, limit ${String(x.limit)}`);
   if (typeof x.bytes === 'number') parts.push(formatBytes(x.bytes));
   if (x.rows && typeof x.rows === 'object') parts.push(Object.entries(x.rows).map(([k, v]) => `${k} ${String(v)}`).join(', '));
-  if (typeof x.used_memory_bytes === 'number') parts.push(`memory ${formatBytes(x.used_memory_bytes)}, ${String(x.connected_clients)} client(s), ${String(x.commands_processed)} command(s)`);
+  if (typeof x.used_memory_bytes === 'number') parts.push(`memory ${formatBytes(x.used_memory_bytes)}, ${plural(Number(x.connected_clients), 'client')}, ${plural(Number(x.commands_processed), 'command')}`);
   if (Array.isArray(x.file_systems)) parts.push((x.file_systems as Array<{ path: string; used_percent: number }>).map((f) => `${f.path} ${f.used_percent} %`).join(', '));
   if (typeof x.available_bytes === 'number') parts.push(`${String(x.used_percent)} % used, ${formatBytes(x.available_bytes)} available`);
   if (typeof x.scanned === 'number') parts.push(`${x.scanned} scanned`);

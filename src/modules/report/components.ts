@@ -38,11 +38,24 @@ export const NOT_INSTALLED = 'not installed here';
 
 const pkgVersion = (pkg: string, ms: number) => programVersion('dpkg-query', ['-W', '-f=${Version}\n', pkg], /^(\S+)$/m, ms);
 
+/**
+ * The one place that decides a daemon's state and its words, for the
+ * performance report, topology and /health/details alike: running → up;
+ * not running → down "not running"; not installed → unknown "not installed";
+ * anything else (no answer in time, no systemd) → unknown with why.
+ */
+export function daemonState(seen: 'running' | 'stopped' | 'not-installed' | { unknown: string }, why?: string): { status: ProbeStatus; detail: string | null } {
+  if (seen === 'running') return { status: 'up', detail: null };
+  if (seen === 'stopped') return { status: 'down', detail: why ? `not running (${why})` : 'not running' };
+  if (seen === 'not-installed') return { status: 'unknown', detail: NOT_INSTALLED };
+  return { status: 'unknown', detail: seen.unknown };
+}
+
 function fromUnit(state: string | null, installed: boolean): { status: ProbeStatus; detail: string | null } {
-  if (state === 'active') return { status: 'up', detail: null };
-  if (state === 'inactive' || state === 'failed') return { status: 'down', detail: `systemd: ${state}` };
-  if (state !== null) return { status: 'unknown', detail: `systemd: ${state}` };
-  return { status: 'unknown', detail: installed ? 'systemd cannot tell (not running under systemd?)' : NOT_INSTALLED };
+  if (state === 'active') return daemonState('running');
+  if (state === 'inactive' || state === 'failed') return daemonState('stopped', `systemd: ${state}`);
+  if (state !== null) return daemonState({ unknown: `systemd: ${state}` });
+  return installed ? daemonState({ unknown: 'systemd cannot tell (not running under systemd?)' }) : daemonState('not-installed');
 }
 
 /** A daemon by its Debian package (version, installed) and its systemd unit (running). */
@@ -85,10 +98,10 @@ export async function probeComponents(d: ComponentDeps): Promise<Component[]> {
     try {
       // `postfix status` through the helper (it reads the master's pid as root): exit 0 running, 1 not.
       const r = await d.helper.run('postfix-status', []);
-      return r.code === 0 ? { status: 'up', detail: null, version } : { status: 'down', detail: 'the Postfix mail system is not running', version };
+      return { ...daemonState(r.code === 0 ? 'running' : 'stopped', 'postfix status'), version };
     } catch (err) {
       const notInstalled = err instanceof HelperError && err.exec?.kind === 'not-found';
-      return { status: 'unknown', detail: notInstalled ? NOT_INSTALLED : err instanceof Error ? err.message : String(err), version };
+      return { ...daemonState(notInstalled ? 'not-installed' : { unknown: err instanceof Error ? err.message : String(err) }), version };
     }
   }).then((p) => ({ name: 'postfix', address: null, version: null, ...p }));
 
@@ -99,8 +112,8 @@ export async function probeComponents(d: ComponentDeps): Promise<Component[]> {
       return { status: 'up', detail: null, version };
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code;
-      if (cause === 'ECONNREFUSED') return { status: version ? 'down' : 'unknown', detail: version ? 'the controller refuses connections' : NOT_INSTALLED, version };
-      return { status: 'unknown', detail: err instanceof Error ? err.message : String(err), version };
+      if (cause === 'ECONNREFUSED') return { ...(version ? daemonState('stopped', 'the controller refuses connections') : daemonState('not-installed')), version };
+      return { ...daemonState({ unknown: err instanceof Error ? err.message : String(err) }), version };
     }
   }).then((p) => ({ name: 'rspamd', address: addressOf(d.rspamdController), version: null, ...p }));
 

@@ -103,6 +103,16 @@ describe.skipIf(unavailable !== null)('the performance report, topology and /hea
     expect(code).toBe(0);
   }, 60_000);
 
+  it('prints sizes, memory and counts in the one human format (IEC units, plurals)', async () => {
+    const r = await runCli(['report', 'performance'], { env: env({ MAILSVC_REPORT_DISK_PERCENT: '100' }), timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const line = (name: string) => r.stdout.split('\n').find((l) => l.startsWith(name)) ?? '';
+    expect(line('memory')).toMatch(/% used, \d+\.\d (KiB|MiB|GiB|TiB) available/);
+    expect(line('mail storage')).toMatch(/\b\d+\.\d KiB\b/);
+    expect(line('mail queue')).toMatch(/\b3 messages, limit/);
+    expect(r.stdout).not.toMatch(/\d+K available|\(s\)|\d+ B\b(?!.*KiB)/);
+  }, 60_000);
+
   it('flags a queue over its limit and a disk over its threshold, and exits 1', async () => {
     const { code, stderr, report: r } = await report({ MAILSVC_REPORT_QUEUE_LIMIT: '2', MAILSVC_REPORT_DISK_PERCENT: '1' });
     expect(r.flagged).toEqual(['mail queue', 'disk']);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { CliError, output } from '../../shared/terminal/output.js';
 import { formatBytes, pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
+import { plural } from '../../shared/terminal/human.js';
 import type { Page } from '../../shared/paging.js';
 import { commandGroup } from '../command-types.js';
 import type { Run } from '../command-types.js';
@@ -45,20 +46,19 @@ export function statsCommands(program: Command, run: Run<{ service: StatsService
     .action(async (opts: { json?: boolean }) => {
       // A first run over a big log takes a while: progress on stderr (a bar on a terminal, tenths otherwise).
       let display: ProgressView | null = null;
-      const mib = (n: number) => `${(n / 1024 ** 2).toFixed(0)} MiB`;
       const r = await run((m) =>
         m.service.collect((done, total) => {
           if (total < PROGRESS_MIN_BYTES) return;
           display ??= view();
-          display.update({ progress: Math.min(1, done / total), message: `read ${mib(done)} of ${mib(total)}` });
+          display.update({ progress: Math.min(1, done / total), message: `read ${formatBytes(done)} of ${formatBytes(total)}` });
         }),
       );
       const shown = display as ProgressView | null;
-      shown?.end({ id: 'collect', kind: 'stats-collect', state: 'succeeded', progress: 1, message: `read ${r.lines} line(s)`, result: null });
+      shown?.end({ id: 'collect', kind: 'stats-collect', state: 'succeeded', progress: 1, message: `read ${plural(r.lines, 'line')}`, result: null });
       output(opts.json, r, () =>
         r.files_read.length === 0
           ? 'No mail log found: check MAILSVC_MAIL_LOG.'
-          : `Read ${r.lines} line(s) from ${r.files_read.join(', ')}: ${r.rows_added} row(s) added, ${r.rows_pruned} past the retention removed, ${r.open_messages} message(s) still open.`,
+          : `Read ${plural(r.lines, 'line')} from ${r.files_read.join(', ')}: ${plural(r.rows_added, 'row')} added, ${r.rows_pruned} past the retention removed, ${plural(r.open_messages, 'message')} still open.`,
       );
       if (r.files_read.length === 0 && !opts.json) throw new CliError('no mail log to read: set MAILSVC_MAIL_LOG to the Postfix log', 1);
     });

@@ -1,3 +1,4 @@
+import { humanBytes } from './human.js';
 import { createInterface } from 'node:readline/promises';
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
@@ -26,7 +27,7 @@ export function byteSize(max: number): (value: string) => number {
     const unit = SIZE_UNITS[(m?.[2] ?? '').toUpperCase() as keyof typeof SIZE_UNITS];
     const n = Number(m?.[1]) * unit;
     if (!m || !Number.isSafeInteger(n) || n > max) {
-      throw new InvalidArgumentError(`Use bytes or a size such as 512M, 2G, 1T, from 0 (no quota) up to ${formatBytes(max)}.`);
+      throw new InvalidArgumentError(`Use bytes or a size such as 512M, 2G, 1T, from 0 (no quota) up to ${asTyped(max)}.`);
     }
     return n;
   };
@@ -56,11 +57,14 @@ export function pageNote(p: { items: unknown[]; total: number; offset: number })
   return `\nShowing ${p.offset + 1}-${p.offset + p.items.length} of ${p.total}${more}`;
 }
 
-export function formatBytes(n: number): string {
-  if (n === 0) return 'none';
-  for (const u of ['T', 'G', 'M', 'K'] as const) if (n % SIZE_UNITS[u] === 0) return `${n / SIZE_UNITS[u]}${u}`;
-  return `${n} B`;
+/** A size as it is typed (512M, 1024T): for a message about what to type, not for showing a size. */
+function asTyped(n: number): string {
+  for (const u of ['T', 'G', 'M', 'K'] as const) if (n > 0 && n % SIZE_UNITS[u] === 0) return `${n / SIZE_UNITS[u]}${u}`;
+  return String(n);
 }
+
+/** A size for people: the one format (human.ts), "26.6 KiB". */
+export const formatBytes = (n: number): string => humanBytes(n);
 
 export const day = (iso: string | null): string => (iso === null ? '-' : iso.slice(0, 10));
 
