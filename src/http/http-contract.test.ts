@@ -40,7 +40,7 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
         'GET /admin/queue', 'GET /admin/queue/counts', 'POST /admin/queue/{id}/hold', 'POST /admin/queue/{id}/release',
         'DELETE /admin/queue/{id}', 'DELETE /admin/queue',
         'GET /admin/limits', 'PATCH /admin/limits', 'POST /admin/limits/apply',
-        'GET /admin/bans', 'POST /admin/bans', 'DELETE /admin/bans/{ip}',
+        'GET /admin/doctor', 'GET /admin/bans', 'POST /admin/bans', 'DELETE /admin/bans/{ip}',
         'GET /admin/firewall', 'PUT /admin/firewall', 'POST /admin/firewall/confirm',
         'GET /metrics', 'GET /stats/summary', 'GET /stats/mailboxes', 'GET /stats/timeline',
         'GET /admin/settings', 'PATCH /admin/settings', 'POST /admin/settings/check-update', 'POST /admin/settings/apply-update',
