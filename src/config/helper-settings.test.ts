@@ -16,6 +16,7 @@ describe('helper settings', () => {
       rspamdGroup: '_rspamd',
       postsrsdDefaults: '/etc/default/postsrsd',
       nftTable: 'inet mailsvc',
+      serviceUnit: 'mailsvc.service',
       jails: {
         enabled: ['sshd', 'dovecot', 'postfix', 'postfix-sasl', 'nginx', 'mailsvc-auth', 'recidive'],
         bantimeIncrement: true,
