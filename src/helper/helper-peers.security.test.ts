@@ -31,7 +31,8 @@ const idle = (n: number): ConnSpec[] => Array.from({ length: n }, () => ({}));
  * helper's connection slots with idle connections, and root then got EPIPE.
  * The real helper process, its socket in group nobody; the clients run as
  * other users through setpriv. `doveadm` here waits until the test creates
- * `release`, so a request in flight holds its connection as long as a test needs.
+ * `release`, so a request in flight holds its connection as long as a test needs
+ * (and ends when the test's directory is gone: no program outlives the test).
  */
 describe.skipIf(!canRun)('mailsvc helper serve: per-peer connection limits', { timeout: 120_000 }, () => {
   let h: HelperProcess | undefined;
@@ -47,7 +48,7 @@ describe.skipIf(!canRun)('mailsvc helper serve: per-peer connection limits', { t
   const start = async (env: Record<string, string> = {}, wrap?: (socket: string, env: Record<string, string>) => string[]): Promise<HelperProcess> => {
     dir = mkdtempSync(join(tmpdir(), 'mailsvc-peers-'));
     const bin = fakeBin(dir);
-    writeFileSync(join(bin, 'doveadm'), `#!/bin/sh\necho "doveadm $*" >> "${join(dir, 'ran')}"\nwhile [ ! -e "${join(dir, 'release')}" ]; do sleep 0.3; done\necho "doveadm ok"\n`);
+    writeFileSync(join(bin, 'doveadm'), `#!/bin/sh\necho "doveadm $*" >> "${join(dir, 'ran')}"\nwhile [ -d "${dir}" ] && [ ! -e "${join(dir, 'release')}" ]; do sleep 0.3; done\necho "doveadm ok"\n`);
     h = await startHelperProcess({ env: { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, MAILSVC_HELPER_SOCKET_GROUP: String(NOBODY), MAILSVC_LOG_LEVEL: 'debug', ...env }, ...(wrap ? { wrap } : {}) });
     chmodSync(h.dir, 0o755);
     return h;
