@@ -64,6 +64,17 @@ describe('mailsvc dns (CLI)', () => {
     expect(failed.stdout).toMatch(/FAIL {2}DKIM: nokey\.test has no DKIM key/);
   }, 120_000);
 
+  it('mailsvc doctor reads the saved reports: a domain whose report failed a check fails, with what to do', async () => {
+    const report = await runCli(['dns', 'report', 'nokey.test', 'mail.nokey.test'], { env, timeoutMs: 60_000 });
+    expect(report.code).toBe(1);
+    const doctor = await runCli(['doctor', '--json'], { env, timeoutMs: 120_000 });
+    const checks = (json(doctor) as { checks: { id: string; status: string; detail: string; fix: string | null }[] }).checks;
+    const line = checks.find((c) => c.id === 'dns.nokey.test');
+    expect(line, JSON.stringify(checks.map((c) => c.id))).toMatchObject({ status: 'fail', fix: expect.stringMatching(/mailsvc dns plan nokey\.test mail\.nokey\.test/) });
+    expect(line?.detail).toMatch(/checks failed at .*dkim/i);
+    expect(doctor.code).toBe(1);
+  }, 180_000);
+
   it('errors are one line with the right exit code', async () => {
     expect(expectOneErrorLine(await runCli(['dns', 'rotate-dkim'], { env }))).toMatch(/name a domain, or use --due/);
     const unset = await runCli(['dns', 'sync-dkim', 'example.test'], { env });
