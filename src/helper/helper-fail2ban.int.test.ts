@@ -55,12 +55,12 @@ describe.skipIf(!available)('reload fail2ban through the helper, on a real fail2
     expect(readFileSync(logFile, 'utf8')).toMatch(/Jail 'mailsvc-helper-test' reloaded/);
   });
 
-  it('a fail2ban that is not running is a typed failure with the exit code', async () => {
+  it('a fail2ban that is not running is "unavailable" (503 / exit 69), saying how to start it, with the exit code', async () => {
     await f2b('stop');
     const err = await helper.run('reload', ['fail2ban']).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HelperError);
-    expect((err as HelperError).kind).toBe('failed');
+    expect((err as HelperError).kind).toBe('unavailable');
     expect((err as HelperError).exec).toEqual({ kind: 'exit', code: 255 });
-    expect((err as HelperError).message).toMatch(/fail2ban-client exited 255/);
+    expect((err as HelperError).message).toMatch(/fail2ban is not running \(no socket at .*\): start it/);
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { statSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { exchange, request, startHelperProcess } from '../../test/helpers/helper-process.js';
@@ -101,11 +101,19 @@ describe('mailsvc-helper refuses what is not on its list, over the real socket',
     await new Promise((r) => setTimeout(r, 500));
     conns.forEach((c) => c.destroy());
     expect(h.alive()).toBe(true);
-    const before = h.ran().length;
     const burst = Array.from({ length: 10 }, (_, i) => request(i, 'doveadm-kick', ['alice@example.org'])).join('');
-    const { answers } = await exchange(h.socket, burst, 10);
-    expect(answers.filter((a) => a.error === 'busy').length).toBeGreaterThanOrEqual(5);
-    expect(h.ran().length - before).toBe(answers.filter((a) => a.ok === true).length);
+    // The flood's connections are this process's: until the helper has seen them close, a new one from the same
+    // process may be refused at the door (one `busy` line with id null, nothing run). Ask again until it is let in.
+    await vi.waitFor(
+      async () => {
+        const before = h.ran().length;
+        const { answers } = await exchange(h.socket, burst, 10);
+        expect(answers.some((a) => a.id === null)).toBe(false);
+        expect(answers.filter((a) => a.error === 'busy').length).toBeGreaterThanOrEqual(5);
+        expect(h.ran().length - before).toBe(answers.filter((a) => a.ok === true).length);
+      },
+      { timeout: 20_000, interval: 200 },
+    );
   }, 30_000);
 
   it('the socket client gets a typed refusal, and nothing runs', async () => {
