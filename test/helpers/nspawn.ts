@@ -88,6 +88,14 @@ function childPid(pid: number): number | null {
   return null;
 }
 
+function commOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
 function collect(child: ChildProcess, timeoutMs: number, input?: string): Promise<RunResult> {
   return new Promise((resolve) => {
     let stdout = '';
@@ -151,8 +159,9 @@ export async function bootGuest(root: string, opts: { binds?: { host: string; gu
   let state = '';
   while (Date.now() < deadline) {
     if (exited) throw new Error(`systemd-nspawn exited during boot:\n${consoleText()}`);
-    const pid = guest.pid1 || childPid(nspawn.pid ?? 0);
-    if (pid) {
+    // nspawn's first child is a short-lived intermediate: the guest's PID 1 is the child running systemd.
+    const pid = childPid(nspawn.pid ?? 0);
+    if (pid && commOf(pid) === 'systemd') {
       guest.pid1 = pid;
       const r = await run(['systemctl', 'is-system-running'], { timeoutMs: 10_000 });
       state = r.stdout.trim();
