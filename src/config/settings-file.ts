@@ -1,4 +1,4 @@
-import { readFileSync, existsSync, mkdirSync } from 'node:fs';
+import { readFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from '../shared/fs-atomic.js';
 
@@ -35,6 +35,9 @@ export function writeSettingsKey(path: string, key: string, value: string): void
   const at = lines.findIndex((l) => l.trim().startsWith(`${key}=`));
   if (at >= 0) lines[at] = entry;
   else lines.push(entry);
-  writeFileAtomic(path, lines.join('\n') + '\n', 0o600);
+  // The file keeps its owner, group and mode: `mailsvc admin set-password` runs as root on a file
+  // mailsvc install made root:mailsvc 0640, which the service must still read afterwards (never more than 0740).
+  const before = existsSync(path) ? statSync(path) : null;
+  writeFileAtomic(path, lines.join('\n') + '\n', before ? before.mode & 0o740 : 0o600, before ? { uid: before.uid, gid: before.gid } : undefined);
 }
 

@@ -28,6 +28,12 @@ export type InstallInput = {
   /** Applies the schema migrations as the service user (host mode only). */
   migrate(): Promise<string>;
   /**
+   * Waits until the restarted service answers and has made its key file
+   * (host mode only): a `mailsvc admin set-password` typed right after the
+   * install needs that key. null: it answered; otherwise what to look at.
+   */
+  waitForService?(): Promise<string | null>;
+  /**
    * The user the service runs as (default mailsvc; on the host it must be
    * mailsvc, the name the units carry). With --root the ownership plan is
    * applied for it when it exists and this runs as root.
@@ -139,6 +145,9 @@ export async function install(input: InstallInput): Promise<InstallReport> {
     await sh('systemctl', ['restart', ...units.filter((u) => u.start && u.name.endsWith('.timer')).map((u) => u.name)]);
     await sh('systemctl', ['restart', 'mailsvc.service']);
     r.done.push('systemctl daemon-reload; enabled and started the helper socket, the service and the timers');
+    const notUp = input.waitForService ? await input.waitForService() : null;
+    if (notUp) r.left.push(notUp);
+    else if (input.waitForService) r.done.push('the service answers');
   } else r.skipped.push('systemctl and migrations (not with --root)');
 
   r.left.push(
