@@ -75,7 +75,7 @@ describe.skipIf(!canRun)('mailsvc helper serve: per-peer connection limits', { t
     await vi.waitFor(() => expect(Array.from({ length: 20 }, (_, i) => i).filter((i) => closed(attacker, i) && attacker.answers(i).length === 1).length).toBe(16), { timeout: 30_000 });
     expect([0, 1, 2, 3].every((i) => attacker.answers(i).length === 0)).toBe(true);
     // One warn line for the kind of refusal, not one per connection.
-    await vi.waitFor(() => expect(helper.logs().filter((l) => l.msg === 'helper connection refused')).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(() => expect(helper.logs().filter((l) => l.msg === 'helper connection refused')).toHaveLength(1), { timeout: 30_000 });
   });
 
   it('holds each user to 8; when other users hold all 16 ordinary slots, another user is refused and root still gets a reserved one', async () => {

@@ -84,6 +84,6 @@ describe.skipIf(!canRun)('limits apply from an unprivileged service, through the
     expect(readFileSync(jail, 'utf8')).toContain('maxretry = 4');
     expect(statSync(jail).uid).toBe(0);
     // The helper's journal line (its log is written asynchronously).
-    await vi.waitFor(() => expect(helper.logs().map((l) => (l.helper as { action?: string } | undefined)?.action)).toContain('apply-limits'), { timeout: 5000 });
+    await vi.waitFor(() => expect(helper.logs().map((l) => (l.helper as { action?: string } | undefined)?.action)).toContain('apply-limits'), { timeout: 30_000 });
   });
 });
