@@ -61,6 +61,8 @@ describe('execLines', () => {
       if (line.length !== 199) throw new Error('bad line');
       if (count % 50_000 === 0) peak = Math.max(peak, retained());
       if (count === 10) {
+        // Deliberately fixed: the program must NOT get far while nobody reads. A slower machine
+        // writes less in this time, so the margin never turns a pass into a failure.
         await new Promise((r) => setTimeout(r, 500));
         writtenDuringPause = written;
       }

@@ -25,7 +25,7 @@ afterEach(() => {
 });
 
 describe('mailsvc audit', () => {
-  it('records state-changing commands with the OS user, the result and no secret; lists and filters them', { timeout: 90_000 }, async () => {
+  it('records state-changing commands with the OS user, the result and no secret; lists and filters them', { timeout: 120_000 }, async () => {
     const dir = dataDir();
     expectOk(await cli(dir, ['db', 'migrate']));
     expectOk(await cli(dir, ['add', 'domain', 'example.org']));

@@ -67,7 +67,8 @@ afterEach(() => {
   dirs = [];
 });
 
-describe('mailsvc admin set-password', () => {
+// Each test runs the CLI, which hashes with argon2id: seconds each on a busy 2-core machine.
+describe('mailsvc admin set-password', { timeout: 120_000 }, () => {
   it('writes an argon2id hash to the settings file (0600), keeps the other lines, and the service signs in with it', async () => {
     const dir = dataDir();
     const conf = join(dir, 'mailsvc.conf');

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, expectOk, expectOneErrorLine, json, runCli } from '../../test/helpers/cli.js';
-import { skipNotice } from '../../test/helpers/services.js';
+import { machineConfigMissing, skipNotice } from '../../test/helpers/services.js';
 
 /** `mailsvc limits show|set|apply` as the built binary: stored values, drift read from Postfix, apply end to end. */
 const havePostfix = (() => {
@@ -16,6 +16,9 @@ const havePostfix = (() => {
   }
 })();
 if (!havePostfix) skipNotice('postfix (Debian package)', 'not installed');
+// The test copies the machine's /etc/postfix (it writes its own main.cf): master.cf must be there.
+const unconfigured = havePostfix ? machineConfigMissing(['/etc/postfix/master.cf']) : null;
+if (unconfigured !== null) skipNotice("the machine's Postfix configuration", unconfigured);
 
 let dirs: string[] = [];
 beforeAll(() => {
@@ -26,7 +29,7 @@ afterEach(() => {
   dirs = [];
 });
 
-describe.skipIf(!havePostfix)('mailsvc limits', () => {
+describe.skipIf(!havePostfix || unconfigured !== null)('mailsvc limits', () => {
   it('set stores (suffixes accepted), bad input exits 2 changing nothing, show flags drift from postconf, apply fixes it', { timeout: 120_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailsvc-limits-cli-'));
     dirs.push(dir);

@@ -114,7 +114,8 @@ describe('mailsvc add domain / domains', () => {
   });
 });
 
-describe('mailsvc accounts', () => {
+// add, passwd and app-passwords hash with argon2id in a CLI process: seconds each on a busy 2-core machine.
+describe('mailsvc accounts', { timeout: 120_000 }, () => {
   it('add --password-stdin stores an {ARGON2ID} hash and never prints it; an unknown domain exits 2, a duplicate 3, and nothing is written', async () => {
     const dir = dataDir();
     expectOk(await cli(dir, ['db', 'migrate']));
@@ -240,7 +241,7 @@ describe('mailsvc accounts', () => {
   });
 });
 
-describe('mailsvc aliases, and deleting', () => {
+describe('mailsvc aliases, and deleting', { timeout: 120_000 }, () => {
   it('aliases add/list/delete; a domain is kept while it has accounts or aliases (exit 3); accounts delete needs --yes without a terminal', async () => {
     const dir = dataDir();
     await seed(dir);

@@ -16,7 +16,7 @@ beforeAll(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('mailsvc accounts add / aliases add: routing rules', () => {
-  it('refuses an alias at a mailbox, a mailbox at an alias, and a loop, with exit 3 naming the address or the loop', { timeout: 90_000 }, async () => {
+  it('refuses an alias at a mailbox, a mailbox at an alias, and a loop, with exit 3 naming the address or the loop', { timeout: 120_000 }, async () => {
     dir = mkdtempSync(join(tmpdir(), 'mailsvc-routing-cli-'));
     expectOk(await cli(['db', 'migrate']));
     expectOk(await cli(['add', 'domain', 'example.org']));

@@ -18,7 +18,7 @@ function freePort(): Promise<number> {
   });
 }
 
-async function until<T>(fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+async function until<T>(fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn().catch(() => undefined);
@@ -28,7 +28,7 @@ async function until<T>(fn: () => Promise<T | undefined>, ms = 15_000): Promise<
   }
 }
 
-describe('mailsvc serve (what npm start runs)', () => {
+describe('mailsvc serve (what npm start runs)', { timeout: 120_000 }, () => {
   let child: ChildProcess | undefined;
   let dir = '';
   afterEach(() => {

@@ -138,7 +138,7 @@ describe.skipIf(why !== null)('firewall: no nftables file from the caller, only 
     expect(huge.answers[0]).toMatchObject({ ok: false });
     expect(['malformed', 'line-too-long']).toContain(huge.answers[0]?.error);
     expect(ruleset()).toEqual(before);
-    await vi.waitFor(() => expect(helper.logs().filter((l) => (l.helper as { action?: string } | undefined)?.action === 'firewall-apply')).toHaveLength(hostile.length), { timeout: 10_000 });
+    await vi.waitFor(() => expect(helper.logs().filter((l) => (l.helper as { action?: string } | undefined)?.action === 'firewall-apply')).toHaveLength(hostile.length), { timeout: 30_000 });
     expect(helper.logs().filter((l) => (l.helper as { action?: string; error?: string } | undefined)?.action === 'firewall-apply').map((l) => (l.helper as { error?: string }).error)).toEqual(hostile.map(() => 'invalid-argument'));
   });
 
@@ -182,7 +182,7 @@ describe.skipIf(why !== null)('firewall: no nftables file from the caller, only 
       const answer = r.answers[0] ?? {};
       expect(answer).toEqual({ id: 1, ok: false, error: 'failed', detail: 'nft refused the rendered ruleset (exit 1); the running ruleset is unchanged', exec: { kind: 'exit', code: 1 } });
       expect(JSON.stringify(answer)).not.toContain('NFT-STDERR');
-      await vi.waitFor(() => expect(JSON.stringify(failing.logs().filter((l) => l.level === 40))).toContain('NFT-STDERR-QUOTING-A-FILE'), { timeout: 10_000 });
+      await vi.waitFor(() => expect(JSON.stringify(failing.logs().filter((l) => l.level === 40))).toContain('NFT-STDERR-QUOTING-A-FILE'), { timeout: 30_000 });
     });
   });
 });

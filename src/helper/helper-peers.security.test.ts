@@ -71,11 +71,12 @@ describe.skipIf(!canRun)('mailsvc helper serve: per-peer connection limits', { t
     await expect(rootAsks(helper)).resolves.toEqual({ code: 0, stdout: 'fail2ban-client ok\n', stderr: '' });
     await vi.waitFor(() => expect(busyLines(attacker).length).toBe(16), { timeout: 30_000 });
     expect(busyLines(attacker)[0]?.detail).toBe(`at most 4 connections per process (pid ${attacker.pid()})`);
-    // Exactly the first four stayed: the refused ones were answered and closed.
+    // Exactly four stayed: the refused ones were answered and closed. Which four is the order the
+    // helper accepted them in, not the client's: on a busy machine the connects land out of order.
     await vi.waitFor(() => expect(Array.from({ length: 20 }, (_, i) => i).filter((i) => closed(attacker, i) && attacker.answers(i).length === 1).length).toBe(16), { timeout: 30_000 });
-    expect([0, 1, 2, 3].every((i) => attacker.answers(i).length === 0)).toBe(true);
+    expect(Array.from({ length: 20 }, (_, i) => i).filter((i) => attacker.answers(i).length === 0)).toHaveLength(4);
     // One warn line for the kind of refusal, not one per connection.
-    await vi.waitFor(() => expect(helper.logs().filter((l) => l.msg === 'helper connection refused')).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(() => expect(helper.logs().filter((l) => l.msg === 'helper connection refused')).toHaveLength(1), { timeout: 30_000 });
   });
 
   it('holds each user to 8; when other users hold all 16 ordinary slots, another user is refused and root still gets a reserved one', async () => {

@@ -30,7 +30,7 @@ describe("a failed program's output stays in the helper's log", () => {
       const { answers } = await exchange(helper.socket, request(1, 'doveadm-kick', ['alice@example.org']), 1);
       expect(answers[0]).toEqual({ id: 1, ok: false, error: 'failed', detail: "doveadm exited 75; its output is in the helper's log", exec: { kind: 'exit', code: 75 } });
       expect(JSON.stringify(answers)).not.toContain('ROOT-ONLY');
-      await vi.waitFor(() => expect(JSON.stringify(helper.logs().filter((l) => l.level === 40))).toContain('LINE-FROM-A-ROOT-ONLY-FILE'), { timeout: 10_000 });
+      await vi.waitFor(() => expect(JSON.stringify(helper.logs().filter((l) => l.level === 40))).toContain('LINE-FROM-A-ROOT-ONLY-FILE'), { timeout: 30_000 });
     } finally {
       await helper.stop();
     }

@@ -98,6 +98,8 @@ describe('mailsvc-helper refuses what is not on its list, over the real socket',
       c.write('\n{"id":1,"action":"sh","args":["-c","id"]}\n');
       return c;
     });
+    // Deliberately fixed: the flood is given time to land; what is checked after (the helper alive and
+    // answering with at most 4 waiting per connection) must hold however much of it was handled.
     await new Promise((r) => setTimeout(r, 500));
     conns.forEach((c) => c.destroy());
     expect(h.alive()).toBe(true);
@@ -112,9 +114,9 @@ describe('mailsvc-helper refuses what is not on its list, over the real socket',
         expect(answers.filter((a) => a.error === 'busy').length).toBeGreaterThanOrEqual(5);
         expect(h.ran().length - before).toBe(answers.filter((a) => a.ok === true).length);
       },
-      { timeout: 20_000, interval: 200 },
+      { timeout: 60_000, interval: 200 },
     );
-  }, 30_000);
+  }, 120_000);
 
   it('the socket client gets a typed refusal, and nothing runs', async () => {
     const client = new SocketHelperClient(h.socket);

@@ -15,7 +15,7 @@ for (const dialect of DIALECTS) {
     const api = (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown, auth?: string) => call(t, method, url, auth ?? t.basic(), body);
     const entries = async (query = '') => (await api('GET', `/admin/audit${query}`)).body as { items: Json[]; total: number; limit: number; offset: number };
     // A record is written once the answer has gone out: wait for it rather than race it.
-    const recorded = (n: number) => expect.poll(async () => (await entries()).total, { timeout: 5000 }).toBe(n);
+    const recorded = (n: number) => expect.poll(async () => (await entries()).total, { timeout: 30_000 }).toBe(n);
     beforeEach(async () => {
       if (!available) return;
       db = await createTestDatabase(dialect);
@@ -85,7 +85,7 @@ for (const dialect of DIALECTS) {
       const r = await api('POST', '/domains', { name: 'example.org' });
       expect(r.status).toBe(201);
       expect((await api('GET', '/domains/example.org')).status).toBe(200);
-      await expect.poll(() => t.logs.join(''), { timeout: 5000 }).toContain('audit record could not be written');
+      await expect.poll(() => t.logs.join(''), { timeout: 30_000 }).toContain('audit record could not be written');
     });
 
     it.skipIf(!available)('GET /admin/audit is in the OpenAPI document with its schemas', async () => {

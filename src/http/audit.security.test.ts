@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
 
       // Records are written after the answer: wait until all eleven are there.
       const expected = 11;
-      await expect.poll(async () => (await t.ctx.db.selectFrom('audit_log').selectAll().execute()).length, { timeout: 5000 }).toBe(expected);
+      await expect.poll(async () => (await t.ctx.db.selectFrom('audit_log').selectAll().execute()).length, { timeout: 30_000 }).toBe(expected);
       const rows = await t.ctx.db.selectFrom('audit_log').selectAll().execute();
       const dump = JSON.stringify(rows);
       for (const s of secrets) expect(dump, `secret ${s.slice(0, 4)}… in the audit table`).not.toContain(s);

@@ -39,7 +39,9 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 25_000);
+    // A safety net against a hung command, not a wait: a command that hashes a password (argon2id,
+    // 19 MiB) takes seconds on a busy 2-core machine, and 25 s killed it there.
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
     child.on('error', (err) => {
       clearTimeout(timer);
       reject(err);

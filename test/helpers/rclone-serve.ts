@@ -10,8 +10,13 @@ export type RcloneServer = { port: number; root: string; user: string; password:
 /**
  * `rclone serve sftp|webdav` on 127.0.0.1 with a port the kernel picks (read
  * from its log line), serving a fresh temp directory, with a user and password.
- * Its host keys go to its own temp cache, not the user's.
+ * Its host keys go to its own temp cache, not the user's. `serve sftp`
+ * generates those keys at start, which takes seconds on a busy 2-core machine:
+ * its log line is awaited for up to START_LIMIT_MS (callers start it inside a
+ * test with a limit of minutes, so the hook/test limit is not what ends it).
  */
+const START_LIMIT_MS = 120_000;
+
 export async function startRcloneServer(kind: 'sftp' | 'webdav'): Promise<RcloneServer> {
   const root = mkdtempSync(join(tmpdir(), `mailsvc-remote-${kind}-`));
   const home = mkdtempSync(join(tmpdir(), 'mailsvc-rclone-home-'));
@@ -21,7 +26,7 @@ export async function startRcloneServer(kind: 'sftp' | 'webdav'): Promise<Rclone
   const child: ChildProcess = spawn('rclone', ['serve', kind, root, '--addr', '127.0.0.1:0', '--user', user, '--pass', password, '-v'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const port = await new Promise<number>((resolve, reject) => {
     let log = '';
-    const timer = setTimeout(() => reject(new Error(`rclone serve ${kind} did not start: ${log}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`rclone serve ${kind} did not start within ${START_LIMIT_MS} ms: ${log}`)), START_LIMIT_MS);
     const onData = (d: Buffer): void => {
       log += d.toString();
       const m = /listening on 127\.0\.0\.1:(\d+)|started on http:\/\/127\.0\.0\.1:(\d+)/.exec(log);

@@ -4,10 +4,18 @@ import { skipNotice } from './services.js';
 
 let probe: Promise<string | null> | undefined;
 
+/**
+ * How long a Redis that is there may take to connect and answer PING. An absent
+ * Redis is told at once (the connection is refused); only a slow answer, a
+ * Redis busy beside other test runs on a 2-core machine, uses this time, and a
+ * short limit there skipped (or, with services required, failed) the tests.
+ */
+const PROBE_LIMIT_MS = 20_000;
+
 /** True when Redis answers; else a printed notice (or a failure when services are required). */
 export async function redisAvailable(): Promise<boolean> {
   probe ??= (async () => {
-    const r = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const r = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: PROBE_LIMIT_MS, commandTimeout: PROBE_LIMIT_MS, maxRetriesPerRequest: 0, retryStrategy: () => null });
     try {
       await r.connect();
       await r.ping();

@@ -16,7 +16,10 @@ export type Rspamd = { etcDir: string; localDir: string; milterPort: number; log
 
 export function rspamdUnavailable(): string | null {
   const missing = ['rspamd', 'rspamadm'].filter((p) => findProgram(p) === null);
-  return missing.length ? `missing ${missing.join(', ')} (Debian package rspamd)` : process.getuid?.() === 0 ? null : 'the test runs Rspamd as root';
+  if (missing.length) return `missing ${missing.join(', ')} (Debian package rspamd)`;
+  if (process.getuid?.() !== 0) return 'the test runs Rspamd as root';
+  // The test runs a copy of the machine's /etc/rspamd: the package installed is not enough.
+  return existsSync('/etc/rspamd/rspamd.conf') ? null : 'rspamd is installed but not configured here: no /etc/rspamd/rspamd.conf';
 }
 
 /** Copies /etc/rspamd into `<dir>/rspamd` with the test's ports and DNS server; start it later with `startRspamd`. */

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { skipNotice } from '../../../test/helpers/services.js';
+import { machineConfigMissing, skipNotice } from '../../../test/helpers/services.js';
 import { applyConfig } from './apply.js';
 import { fail2banChecker, nftablesChecker, postfixChecker, rspamdChecker, systemdChecker } from './checkers.js';
 import { LocalFileHost } from './local-file-host.js';
@@ -26,6 +26,12 @@ const tools = {
   systemd: has('systemd-analyze', ['--version']),
 };
 for (const [tool, ok] of Object.entries(tools)) if (!ok) skipNotice(`${tool} (Debian package)`, 'not installed');
+// Two groups copy the machine's own configuration: installed is not enough, it must be there.
+const unconfigured = {
+  postfix: tools.postfix ? machineConfigMissing(['/etc/postfix/master.cf']) : null,
+  rspamd: tools.rspamd ? machineConfigMissing(['/etc/rspamd/rspamd.conf']) : null,
+};
+for (const [daemon, why] of Object.entries(unconfigured)) if (why !== null) skipNotice(`the machine's ${daemon} configuration`, why);
 
 const host = new LocalFileHost();
 let dir: string;
@@ -59,7 +65,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-describe.skipIf(!tools.postfix)('postfix main.cf through postfix check', () => {
+describe.skipIf(!tools.postfix || unconfigured.postfix !== null)('postfix main.cf through postfix check', () => {
   let pf: string;
   const GOOD = 'compatibility_level = 3.6\nmessage_size_limit = 52428800\n';
   beforeEach(() => {
@@ -196,7 +202,7 @@ describe('a file that cannot be written', () => {
   });
 });
 
-describe.skipIf(!tools.rspamd)('rspamd local.d through rspamadm configtest', () => {
+describe.skipIf(!tools.rspamd || unconfigured.rspamd !== null)('rspamd local.d through rspamadm configtest', () => {
   it('refuses broken UCL and accepts good UCL', async () => {
     const conf = join(dir, 'rspamd');
     cpSync('/etc/rspamd', conf, { recursive: true });

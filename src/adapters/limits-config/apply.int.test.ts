@@ -3,7 +3,7 @@ import { chmodSync, copyFileSync, cpSync, mkdtempSync, readFileSync, readdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { skipNotice } from '../../../test/helpers/services.js';
+import { machineConfigMissing, skipNotice } from '../../../test/helpers/services.js';
 import { LIMITS } from '../../shared/limit-keys.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
 import pino from 'pino';
@@ -31,7 +31,12 @@ function has(cmd: string, args: string[]): boolean {
 }
 const tools = { postfix: has('postconf', ['-d', 'mail_version']), rspamd: has('rspamadm', ['--version']), dovecot: has('doveconf', ['-d', 'base_dir']), fail2ban: has('fail2ban-client', ['--version']) };
 for (const [tool, ok] of Object.entries(tools)) if (!ok) skipNotice(`${tool} (Debian package)`, 'not installed');
-const all = tools.postfix && tools.rspamd && tools.dovecot && tools.fail2ban;
+// The test copies the machine's own configurations of all four: installed is not enough, they must be there.
+const unconfigured = tools.postfix && tools.rspamd && tools.dovecot && tools.fail2ban
+  ? machineConfigMissing(['/etc/postfix/master.cf', '/etc/rspamd/rspamd.conf', '/etc/dovecot/dovecot.conf', '/etc/fail2ban/jail.conf'])
+  : null;
+if (unconfigured !== null) skipNotice("the machine's Postfix, Rspamd, Dovecot and fail2ban configuration", unconfigured);
+const all = tools.postfix && tools.rspamd && tools.dovecot && tools.fail2ban && unconfigured === null;
 
 /** The report of an apply that must have succeeded. */
 function ok(o: LimitsApplyOutcome): ApplyReport {

@@ -1,8 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createArchive, extractArchive, gzipProgram } from './index.js';
 import { skipNotice } from '../../../test/helpers/services.js';
 
@@ -59,7 +59,8 @@ describe('gzip archives: pigz when installed, gzip otherwise, each reading the o
     // Another process appends without pause for as long as tar runs.
     const writer = spawn('sh', ['-c', `while :; do echo x >> '${big}'; done`], { stdio: 'ignore' });
     try {
-      await new Promise((r) => setTimeout(r, 50));
+      // Wait until the writer really appends (on a busy machine `sh` may take a while to start).
+      await vi.waitFor(() => expect(statSync(big).size).toBeGreaterThan(64 << 20), { timeout: 30_000, interval: 20 });
       const r = await createArchive({ dir: live, file: join(dir, 'live.tar.gz'), snapshot: join(dir, 'live.snar'), compression: 'gzip' });
       expect(r.changedWhileRead).toEqual([expect.stringMatching(/growing: file changed as we read it/)]);
       expect(r.files).toBe(2);

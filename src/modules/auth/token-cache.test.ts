@@ -6,8 +6,8 @@ import type { TestApp } from '../../../test/helpers/app.js';
 import { call, enableTotp, login } from '../../../test/helpers/flows.js';
 import { createContext } from '../../../test/helpers/context.js';
 
-/** Waits until `check` holds, up to `ms`; the change signal is inotify, so not synchronous. */
-async function eventually(check: () => Promise<boolean>, ms = 2000): Promise<boolean> {
+/** Waits until `check` holds, up to `ms` (generous: a busy 2-core machine); the change signal is inotify, so not synchronous. */
+async function eventually(check: () => Promise<boolean>, ms = 20_000): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (await check()) return true;
@@ -18,7 +18,7 @@ async function eventually(check: () => Promise<boolean>, ms = 2000): Promise<boo
 
 // The running service keeps tokens and the MFA record in memory; these tests
 // make sure nothing it caches outlives a change made elsewhere.
-describe('in-process caches of tokens and the MFA record', () => {
+describe('in-process caches of tokens and the MFA record', { timeout: 60_000 }, () => {
   let db: TestDatabase;
   let t: TestApp;
   beforeEach(async () => {

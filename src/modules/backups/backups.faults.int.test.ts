@@ -45,6 +45,8 @@ describe('backup faults', () => {
       bulkMail(t, 120);
       const run = startBackup(t);
       await waitFor(() => tmpDirs(t).length > 0);
+      // Deliberately fixed: let the run get further into its work before the kill (120 messages keep
+      // it busy for much longer). Wherever the kill lands, the assertions below must hold.
       await sleep(300);
       run.child.kill('SIGKILL');
       expect(await run.done).toBeNull();

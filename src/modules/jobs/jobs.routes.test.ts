@@ -26,7 +26,7 @@ for (const dialect of DIALECTS) {
       expect(started.status).toBe(202);
       expect(Object.keys(started.body)).toEqual(['job_id']);
       const id = String(started.body.job_id);
-      await expect.poll(async () => (await job(id)).body.state, { timeout: 10_000, interval: 20 }).toBe('succeeded');
+      await expect.poll(async () => (await job(id)).body.state, { timeout: 30_000, interval: 20 }).toBe('succeeded');
       expect(await job(id)).toMatchObject({ status: 200, body: { id, kind: 'sample', state: 'succeeded', progress: 1, message: 'done', result: { counted: 5 } } });
       expect(Object.keys((await job(id)).body).sort()).toEqual(['id', 'kind', 'message', 'progress', 'result', 'state']);
     });
@@ -34,7 +34,7 @@ for (const dialect of DIALECTS) {
     it.skipIf(!available)('a failing job reads failed with its reason; unknown 404, malformed 422, unauthenticated 401, bad body 422', async () => {
       const started = await call(t, 'POST', '/admin/jobs/sample', t.basic(), { count: 3, step_ms: 1, fail_at: 2 });
       const id = String(started.body.job_id);
-      await expect.poll(async () => (await job(id)).body.state, { timeout: 10_000, interval: 20 }).toBe('failed');
+      await expect.poll(async () => (await job(id)).body.state, { timeout: 30_000, interval: 20 }).toBe('failed');
       expect((await job(id)).body).toMatchObject({ state: 'failed', message: 'sample job failed at 2 as asked', result: null });
       expect(await job('0123456789abcdef01234567')).toMatchObject({ status: 404, body: { detail: 'No job 0123456789abcdef01234567' } });
       expect((await job('NOT-an-id!')).status).toBe(422);

@@ -52,7 +52,7 @@ for (const dialect of DIALECTS) {
       return r;
     };
     const settled = (r: JobRunner, id: string) =>
-      expect.poll(async () => (await r.get(id)).state, { timeout: 10_000, interval: 20 }).toMatch(/^(succeeded|failed)$/);
+      expect.poll(async () => (await r.get(id)).state, { timeout: 30_000, interval: 20 }).toMatch(/^(succeeded|failed)$/);
     beforeEach(async () => {
       if (!available) return;
       tdb = await createTestDatabase(dialect);
@@ -146,13 +146,16 @@ for (const dialect of DIALECTS) {
     });
 
     it.skipIf(!available)('heartbeats keep a long job alive for another reader; start-up runs queued jobs', async () => {
-      const a = await runner({ heartbeatMs: 50, staleMs: 400 });
+      // A fixed wait on purpose: nothing must happen (the job is not marked dead) for longer than staleMs.
+      // The margin is what a busy 2-core machine needs: a heartbeat every 50 ms against 3 s of silence
+      // before a job counts as dead (400 ms let a starved event loop miss it).
+      const a = await runner({ heartbeatMs: 50, staleMs: 3000 });
       const g = gate();
       a.register('gated', g.handler);
       const id = await a.start('gated', null);
       await g.halfway;
-      const reader = await runner({ staleMs: 400 });
-      await new Promise((r) => setTimeout(r, 900));
+      const reader = await runner({ staleMs: 3000 });
+      await new Promise((r) => setTimeout(r, 4000));
       expect((await reader.get(id)).state).toBe('running');
       g.release();
       await settled(reader, id);
@@ -168,7 +171,7 @@ for (const dialect of DIALECTS) {
     it.skipIf(!available)('stop() interrupts a running job, which ends failed', async () => {
       const a = await runner();
       const id = await a.start('sample', { count: 1000, step_ms: 50 });
-      await expect.poll(async () => (await a.get(id)).state, { timeout: 5000 }).toBe('running');
+      await expect.poll(async () => (await a.get(id)).state, { timeout: 30_000 }).toBe('running');
       await a.stop();
       expect(await a.get(id)).toMatchObject({ state: 'failed', message: 'interrupted: the service stopped' });
     });

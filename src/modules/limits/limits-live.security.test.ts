@@ -17,6 +17,12 @@ import { Modules } from '../../app/modules.js';
  */
 const haveRedis = await redisAvailable();
 const REDIS = isolatedRedisUrl(5);
+/**
+ * Addresses of this process's own: a second run of this file beside this one uses the same Redis
+ * database, so it must neither meet these counters nor wipe them (a FLUSHDB there reset ours).
+ */
+const pid = process.pid;
+const addr = (k: number): string => `10.${(pid >> 14) & 255}.${(pid >> 6) & 255}.${(pid & 63) * 4 + k}`;
 
 describe('a changed api-auth-fail-limit locks out at the new limit without a restart', { timeout: 60_000 }, () => {
   let db: TestDatabase;
@@ -40,20 +46,20 @@ describe('a changed api-auth-fail-limit locks out at the new limit without a res
     it.skipIf(redis && !haveRedis)(`through PATCH /admin/limits (${redis ? 'lockout in Redis' : 'in memory'})`, async () => {
       db = await createTestDatabase('sqlite');
       t = await startTestApp(db.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_API_AUTH_FAIL_LIMIT: '6', ...(redis ? { MAILSVC_REDIS_URL: REDIS } : {}) });
-      if (redis) await t.ctx.redis?.flushdb();
-      expect(await failuresBeforeBlock('198.51.100.30')).toBe(6);
+      expect(await failuresBeforeBlock(addr(0))).toBe(6);
 
       const r = await call(t, 'PATCH', '/admin/limits', t.basic(), { 'api-auth-fail-limit': 2, 'api-auth-block-seconds': '2m' });
       expect(r.status).toBe(200);
-      expect(await failuresBeforeBlock('198.51.100.31')).toBe(2);
-      const blocked = await attempt(ADMIN_PASSWORD, '198.51.100.31');
+      expect(await failuresBeforeBlock(addr(1))).toBe(2);
+      const blocked = await attempt(ADMIN_PASSWORD, addr(1));
       expect(blocked.statusCode).toBe(429);
       expect(blocked.headers['retry-after']).toBe('120');
 
       // Raised again: the next address gets the higher limit.
       expect((await call(t, 'PATCH', '/admin/limits', t.basic(), { 'api-auth-fail-limit': 4 })).status).toBe(200);
-      expect(await failuresBeforeBlock('198.51.100.32')).toBe(4);
-      if (redis) await t.ctx.redis?.flushdb();
+      expect(await failuresBeforeBlock(addr(2))).toBe(4);
+      // Only this run's counters go (not FLUSHDB: a run beside this one keeps its own).
+      if (redis) await t.ctx.redis?.del(...[0, 1, 2].flatMap((k) => ['authfail', 'authfail-inflight', 'authfail-block'].map((n) => `mailsvc:${n}:${addr(k)}`)));
     });
   }
 
@@ -68,7 +74,7 @@ describe('a changed api-auth-fail-limit locks out at the new limit without a res
       await cli.close();
     }
     const limits = (await t.ctx.modules.limits()).service;
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 30_000;
     while (limits.value('api-auth-fail-limit') !== 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(await failuresBeforeBlock('198.51.100.40')).toBe(3);
   });

@@ -81,7 +81,7 @@ describe.skipIf(unavailable !== null)('the queue API and CLI over a real Postfix
     expect(gone).toMatchObject({ status: 404, body: { detail: `no message ${id} in the mail queue` } });
     // Recorded once the answer has gone out.
     const actions = async () => ((await call(t, 'GET', '/admin/audit?limit=50', t.basic())).body.items as { action: string; result: string; target: string }[]).map((a) => `${a.action} ${a.target} ${a.result}`);
-    await expect.poll(actions, { timeout: 5000 }).toEqual(expect.arrayContaining([`DELETE /admin/queue/:id ${id} not_found`, `POST /admin/queue/:id/hold ${id} ok`, `POST /admin/queue/:id/hold ${id} conflict`]));
+    await expect.poll(actions, { timeout: 30_000 }).toEqual(expect.arrayContaining([`DELETE /admin/queue/:id ${id} not_found`, `POST /admin/queue/:id/hold ${id} ok`, `POST /admin/queue/:id/hold ${id} conflict`]));
   });
 
   it('DELETE /admin/queue?…&dry_run=true counts without acting; the real one answers the count it deleted', async () => {

@@ -224,7 +224,7 @@ describe.skipIf(unavailable !== null)('the performance report, topology and /hea
       await r.hset('mailsvc:instances', 'gone', JSON.stringify({ id: 'gone', host: 'h', pid: 1, address: 'x', version: '0', started_at: old(60), last_seen: old(20) }));
       await r.hset('mailsvc:instances', 'quiet', JSON.stringify({ id: 'quiet', host: 'h', pid: 2, address: '10.0.0.3:8080', version: '0', started_at: old(60), last_seen: old(2) }));
       try {
-        await expect.poll(async () => (await r.hlen('mailsvc:instances')), { timeout: 5000 }).toBe(4);
+        await expect.poll(async () => (await r.hlen('mailsvc:instances')), { timeout: 30_000 }).toBe(4);
         const out = await runCli(['topology', 'show', '--json'], { env: env({ MAILSVC_DATABASE_URL: db.url, MAILSVC_REDIS_URL: redisUrl }), timeoutMs: 60_000 });
         expect(out.code, out.stderr).toBe(0);
         const topo = JSON.parse(out.stdout) as { instances: Array<{ id: string; address: string; reachable: boolean; last_seen: string }>; components: Array<{ name: string; status: string; address: string | null; version: string | null }> };

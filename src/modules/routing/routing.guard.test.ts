@@ -40,7 +40,11 @@ for (const dialect of ['postgres', 'mysql'] as const) {
       await tdb.drop();
     });
 
-    /** Runs both changes at once, each on its own pool; `checked()` waits until the other has checked too (at most 400 ms). */
+    /**
+     * Runs both changes at once, each on its own pool; `checked()` waits until the other has checked too
+     * (at most 400 ms). The limit is for what must NOT happen: with the guard working, the other change
+     * cannot check until this one commits, so the wait runs out; its length never decides pass/fail.
+     */
     function race(first: Change, second: Change) {
       let checked = 0;
       const meet = async () => {
