@@ -71,7 +71,28 @@ function takeLock() {
       // Just created, pid not written yet: wait.
     }
     if (Number.isInteger(holder) && holder > 0 && !alive(holder)) {
-      rmSync(lock, { recursive: true, force: true });
+      // Taken over by a rename (only one process's rename of that directory succeeds), then checked: if what
+      // was moved is not the dead holder's lock any more, another build just took it over and it goes back.
+      const stale = `${lock}-stale-${process.pid}`;
+      try {
+        renameSync(lock, stale);
+      } catch {
+        continue;
+      }
+      let moved = NaN;
+      try {
+        moved = Number(readFileSync(join(stale, 'pid'), 'utf8'));
+      } catch {
+        // no pid: a lock being made; put back below
+      }
+      if (moved === holder) rmSync(stale, { recursive: true, force: true });
+      else {
+        try {
+          renameSync(stale, lock);
+        } catch {
+          rmSync(stale, { recursive: true, force: true });
+        }
+      }
       continue;
     }
     if (Date.now() > end) throw new Error(`another build (pid ${holder}) holds ${lock} for more than ${LOCK_WAIT_MS / 60_000} minutes`);
@@ -109,9 +130,14 @@ takeLock();
 try {
   const want = stamp();
   const built = existsSync(stampFile) ? readFileSync(stampFile, 'utf8') : '';
-  if (ifChanged && built === want && existsSync(join(dist, 'bundle', 'mailsvc.js')) && existsSync(join(dist, 'panel', 'index.html'))) {
-    process.exit(0);
-  }
+  // Up to date: nothing to build (no process.exit here: the lock must be released below).
+  const upToDate = ifChanged && built === want && existsSync(join(dist, 'bundle', 'mailsvc.js')) && existsSync(join(dist, 'panel', 'index.html'));
+  if (!upToDate) build(want);
+} finally {
+  rmSync(lock, { recursive: true, force: true });
+}
+
+function build(want) {
   const bundleNext = join(dist, `.next-bundle-${process.pid}`);
   const panelNext = join(dist, `.next-panel-${process.pid}`);
   run(bin('tsc'), ['-p', 'tsconfig.build.json']);
@@ -121,6 +147,4 @@ try {
   swap(panelNext, join(dist, 'panel'));
   writeFileSync(stampFile, want);
   removeOld();
-} finally {
-  rmSync(lock, { recursive: true, force: true });
 }
