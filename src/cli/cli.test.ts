@@ -69,7 +69,7 @@ afterEach(() => {
 
 // Each test runs the CLI, which hashes with argon2id: seconds each on a busy 2-core machine.
 describe('mailsvc admin set-password', { timeout: 120_000 }, () => {
-  it('writes an argon2id hash to the settings file (0600), keeps the other lines, and the service signs in with it', async () => {
+  it('writes an argon2id hash to the settings file (no longer readable by others), keeps the other lines, and the service signs in with it', async () => {
     const dir = dataDir();
     const conf = join(dir, 'mailsvc.conf');
     writeFileSync(conf, '# site settings\nMAILSVC_MFA_REQUIRED=no\nMAILSVC_MFA_ISSUER=acme\n');
@@ -78,7 +78,8 @@ describe('mailsvc admin set-password', { timeout: 120_000 }, () => {
     expect(json(r)).toEqual({ ok: true, settings_file: conf, revoked_tokens: 0 });
 
     const text = readFileSync(conf, 'utf8');
-    expect(statSync(conf).mode & 0o777).toBe(0o600);
+    // The file keeps its owner and group (the service may be its group-reader) and loses what others could read: 0644 → 0640.
+    expect(statSync(conf).mode & 0o777).toBe(0o640);
     expect(text).not.toContain(PASSWORD);
     expect(text.split('\n').slice(0, 3)).toEqual(['# site settings', 'MAILSVC_MFA_REQUIRED=no', 'MAILSVC_MFA_ISSUER=acme']);
     expect(text).toMatch(/^MAILSVC_ADMIN_PASSWORD_HASH=\$argon2id\$\S+$/m);
