@@ -54,13 +54,5 @@ export async function treeStats(root: string): Promise<{ files: number; bytes: n
   return { files, bytes, tarBytes };
 }
 
-export const formatBytes = (n: number): string => {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`;
-};
+/** The one human size format (IEC units), shared with every command. */
+export { humanBytes as formatBytes } from '../../shared/terminal/human.js';
