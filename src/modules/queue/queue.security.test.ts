@@ -16,7 +16,7 @@ import { QUEUE_ID_BATCH, QueueIdError, parseQueueId } from '../../shared/queue-i
 // An id that is not a Postfix queue id never reaches a program: `postsuper -d ALL` empties the
 // whole queue, `-d -` reads ids from stdin, an option changes what postsuper does. Stand-in
 // postsuper and postqueue programs first on PATH record every run, so "nothing ran" is checked.
-const VALID = ['4B0A6210E3F', 'ABCDEF', '9F6E0210E45ABCDEF', '4MfZ2x0Lq9zJx5', '4MfZ2x0Lq9z1'];
+const VALID = ['4B0A6210E3F', 'ABCDEF', '9F6E0210E45ABCDEF', '4MfZ2x0Lq9zJx5', '4MfZ2x0Lq9z1', '4jZtSR4MzmzJMGf'];
 const INVALID = [
   'ALL', 'all', '-', '-d', '--', '-c/etc', '4B0A6210E3F ', ' 4B0A6210E3F', '4B0A6210E3F\n', '4B0A6210E3F\0', '4b0a6210e3f',
   'ABCDE', '../../etc/passwd', '4B0A6210E3F,ALL', '4B0A6210E3F;rm -rf /', '$(touch /tmp/x)', 'aeiouAEIOUzxx', '4MfZ2x0Lq9z', 'z4MfZ2x0Lq9',
