@@ -4,7 +4,7 @@
  * - short (the default): upper-case hex, the microseconds of the arrival time
  *   (5 digits) followed by the queue file's inode number, e.g. `4B0A6210E3F`;
  * - long (`enable_long_queue_ids = yes`): the arrival time (seconds and
- *   microseconds, not always padded: 6 to 16 letters seen) and the inode number in Postfix's 51-letter alphabet (digits
+ *   microseconds; a `z` may occur inside them, as in `4jZtSR4MzmzJMGf`: the last `z` separates) and the inode number in Postfix's 51-letter alphabet (digits
  *   and consonants except z), separated by `z`, e.g. `4MfZ2x0Lq9zJx5`.
  *
  * Anything else (an option such as `-d`, `ALL`, a path, a space) is refused
@@ -12,7 +12,7 @@
  */
 const SHORT = /^[0-9A-F]{6,20}$/;
 const LONG_CHAR = '[0-9BCDFGHJKLMNPQRSTVWXYZbcdfghjklmnpqrstvwxy]';
-const LONG = new RegExp(`^${LONG_CHAR}{6,16}z${LONG_CHAR}{1,16}$`);
+const LONG = new RegExp(`^[0-9BCDFGHJKLMNPQRSTVWXYZbcdfghjklmnpqrstvwxyz]{10,16}z${LONG_CHAR}{1,16}$`);
 
 export const QUEUE_ID_MAX = 40;
 
