@@ -7,7 +7,7 @@ set -euo pipefail
 dest=$1
 mirror=${MAILSVC_TEST_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 base=systemd,systemd-sysv,dbus,iproute2,nftables,procps,ca-certificates,libstdc++6,util-linux,passwd,login
-daemons="postfix postfix-sqlite dovecot-core dovecot-imapd dovecot-lmtpd dovecot-sqlite dovecot-auth-lua lua-socket sqlite3 curl"
+daemons="postfix postfix-sqlite dovecot-core dovecot-imapd dovecot-lmtpd dovecot-sqlite dovecot-auth-lua lua-socket sqlite3 curl fail2ban python3-systemd rspamd postsrsd"
 tmp="$dest.tmp-$$"
 trap 'umount -R "$tmp/proc" "$tmp/sys" "$tmp/dev" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 mkdir -p "$(dirname "$dest")"
