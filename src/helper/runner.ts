@@ -47,6 +47,9 @@ export class HelperRunner {
       const summary = outcome.ok ? { ok: true, code: outcome.code } : { ok: false, error: outcome.error, detail: outcome.detail, exec: outcome.exec };
       const entry = { helper: { action: clip(action), args: shown, ...summary, duration_ms: Date.now() - started } };
       if (outcome.ok) this.log.info(entry, 'helper call');
+      // A daemon that is not installed or not running is the caller's to report (503 / exit 69 with
+      // what to do): info here, so a CLI command at its default level prints no JSON line beside it.
+      else if (outcome.error === 'unavailable') this.log.info(entry, 'helper call failed');
       else this.log.warn(entry, 'helper call failed');
       return outcome;
     };

@@ -17,6 +17,16 @@ export type RcloneServer = { port: number; root: string; user: string; password:
  */
 const START_LIMIT_MS = 120_000;
 
+/** Why rclone cannot serve here (null: it can). */
+export function rcloneUnavailable(): string | null {
+  try {
+    execFileSync('rclone', ['version'], { stdio: 'ignore' });
+    return null;
+  } catch {
+    return 'rclone missing (apt-get install rclone)';
+  }
+}
+
 export async function startRcloneServer(kind: 'sftp' | 'webdav'): Promise<RcloneServer> {
   const root = mkdtempSync(join(tmpdir(), `mailsvc-remote-${kind}-`));
   const home = mkdtempSync(join(tmpdir(), 'mailsvc-rclone-home-'));
@@ -38,6 +48,10 @@ export async function startRcloneServer(kind: 'sftp' | 'webdav'): Promise<Rclone
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     child.on('exit', () => reject(new Error(`rclone serve ${kind} exited: ${log}`)));
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
   });
   const obscured = execFileSync('rclone', ['obscure', '-'], { input: password, env }).toString().trim();
   return {

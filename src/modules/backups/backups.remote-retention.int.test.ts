@@ -6,11 +6,15 @@ import { join } from 'node:path';
 import { createTestDatabase } from '../../../test/helpers/dialects.js';
 import { expectOk, json, runCli } from '../../../test/helpers/cli.js';
 import { backupEnv, makeMailStorage, writeMessage } from '../../../test/helpers/backups.js';
-import { startRcloneServer } from '../../../test/helpers/rclone-serve.js';
+import { rcloneUnavailable, startRcloneServer } from '../../../test/helpers/rclone-serve.js';
+import { skipNotice } from '../../../test/helpers/services.js';
+
+const noRclone = rcloneUnavailable();
+if (noRclone) skipNotice('rclone (serve sftp and webdav)', noRclone);
 
 type Run = { id: string; path: string; remote_removed: string[]; remote: string[] };
 
-describe('retention on a remote target (rclone serve sftp on 127.0.0.1)', () => {
+describe.skipIf(noRclone !== null)('retention on a remote target (rclone serve sftp on 127.0.0.1)', () => {
   it('removes old chains there after the new upload was checked, keeps a full a kept incremental needs, and removes nothing when the upload fails', async () => {
     const sftp = await startRcloneServer('sftp');
     const db = await createTestDatabase('sqlite');

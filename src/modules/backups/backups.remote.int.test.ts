@@ -5,9 +5,13 @@ import { createTestDatabase } from '../../../test/helpers/dialects.js';
 import { expectOk, json, runCli } from '../../../test/helpers/cli.js';
 import { backupEnv, makeMailStorage, seedRows, tableRows, treeSnapshot } from '../../../test/helpers/backups.js';
 import type { BackupEnv } from '../../../test/helpers/backups.js';
-import { startRcloneServer } from '../../../test/helpers/rclone-serve.js';
+import { rcloneUnavailable, startRcloneServer } from '../../../test/helpers/rclone-serve.js';
+import { skipNotice } from '../../../test/helpers/services.js';
 
-describe('backups to remotes (rclone serve sftp and webdav on 127.0.0.1)', () => {
+const noRclone = rcloneUnavailable();
+if (noRclone) skipNotice('rclone (serve sftp and webdav)', noRclone);
+
+describe.skipIf(noRclone !== null)('backups to remotes (rclone serve sftp and webdav on 127.0.0.1)', () => {
   it('uploads encrypted and checked to both; a fresh host fetches with the key alone and restores byte-identical', async () => {
     const sftp = await startRcloneServer('sftp');
     const dav = await startRcloneServer('webdav');
