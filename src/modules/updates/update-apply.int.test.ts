@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliResult } from '../../../test/helpers/cli.js';
-import { TEST_CA, productionNodeModules, publishRelease, stageRelease, startFeedServer } from '../../../test/helpers/releases.js';
+import { TEST_CA, breakPackage, productionNodeModules, publishRelease, stageRelease, startFeedServer } from '../../../test/helpers/releases.js';
 import type { FeedServer } from '../../../test/helpers/releases.js';
 
 const PM = new URL('../../../test/helpers/update-process-manager.mjs', import.meta.url).pathname;
@@ -31,34 +31,6 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** A broken copy of a staged package: its `db migrate` changes data, then fails or succeeds; its `serve` may refuse to start. */
-function breakPackage(staged: string, into: string, version: string, how: { failMigrate?: boolean; failStart?: boolean }): string {
-  execFileSync('cp', ['-al', staged, into]);
-  const pkg = JSON.parse(readFileSync(join(into, 'package.json'), 'utf8')) as { version: string };
-  pkg.version = version;
-  rmSync(join(into, 'package.json'));
-  writeFileSync(join(into, 'package.json'), JSON.stringify(pkg, null, 2));
-  // Chunks import the entry file, so it stays where it is: a guard goes in front of its code.
-  const entry = join(into, 'dist', 'bundle', 'mailsvc.js');
-  const original = readFileSync(entry, 'utf8');
-  rmSync(entry); // a hard link to the staged release: never write through it
-  const shebang = original.startsWith('#!') ? original.slice(0, original.indexOf('\n') + 1) : '';
-  const guard = `import { spawnSync as __updateTestSpawn } from 'node:child_process';
-if (!process.env.UPDATE_TEST_REAL) {
-  const args = process.argv.slice(2);
-  const run = (a) => __updateTestSpawn(process.execPath, [process.argv[1], ...a], { stdio: 'inherit', env: { ...process.env, UPDATE_TEST_REAL: '1' } }).status ?? 1;
-  if (args[0] === 'db' && args[1] === 'migrate') {
-    if (run(args) !== 0) process.exit(1);
-    run(['limits', 'set', 'greylist-delay', '1']); // a data migration
-    if (${how.failMigrate === true}) { console.error('migration 0099_broken failed: duplicate column'); process.exit(1); }
-    process.exit(0);
-  }
-  if (args[0] === 'serve' && ${how.failStart === true}) { console.error('this release cannot start'); process.exit(1); }
-}
-`;
-  writeFileSync(entry, shebang + guard + original.slice(shebang.length));
-  return into;
-}
 
 describe('update apply end to end (SQLite, real releases, real service)', () => {
   let tmp: string;
