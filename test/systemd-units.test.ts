@@ -81,7 +81,7 @@ describe('systemd units (deploy/systemd)', () => {
     expect(one('NoNewPrivileges')).toEqual(['yes']);
     expect(one('CapabilityBoundingSet')).toEqual(['']);
     expect(one('ProtectSystem')).toEqual(['strict']);
-    expect(one('ReadWritePaths')).toEqual(['/var/lib/mailsvc /var/log/mailsvc']);
+    expect(one('ReadWritePaths')).toEqual(['/var/lib/mailsvc /var/log/mailsvc', '-/var/spool/postfix/mailsvc']);
     expect(one('RestrictAddressFamilies')).toEqual(['AF_UNIX AF_INET AF_INET6']);
     expect(one('MemoryDenyWriteExecute')).toEqual([]);
   });

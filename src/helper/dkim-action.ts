@@ -35,14 +35,19 @@ function rspamdGid(cfg: HelperConfig): number {
   }
 }
 
-/** The key directory: a real directory (never a symlink), root-owned, 02750 with Rspamd's group. */
+/**
+ * The key directory: a real directory (never a symlink), root-owned, 0750 with
+ * Rspamd's group. No setgid bit: the helper's unit has RestrictSUIDSGID=yes,
+ * under which mkdir or chmod with S_ISGID fails (EPERM), and every key file is
+ * given the group explicitly anyway.
+ */
 async function keyDir(cfg: HelperConfig, gid: number): Promise<string> {
   const dir = dkimKeyDir(cfg.rspamdLocalDir);
-  if (!existsSync(dir)) mkdirSync(dir, { mode: 0o2750 });
+  if (!existsSync(dir)) mkdirSync(dir, { mode: 0o750 });
   const st = lstatSync(dir);
   if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
   if (process.getuid?.() === 0 && (st.uid !== 0 || st.gid !== gid)) await chown(dir, 0, gid);
-  if ((st.mode & 0o7777) !== 0o2750) await chmod(dir, 0o2750);
+  if ((st.mode & 0o7777) !== 0o750) await chmod(dir, 0o750);
   return dir;
 }
 

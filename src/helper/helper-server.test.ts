@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findProgram } from '../../test/helpers/mail-daemons.js';
@@ -30,6 +30,22 @@ describe('mailsvc helper serve: actions run as their table says, and are logged'
     expect(r).toEqual({ code: 0, stdout: 'doveadm ok\n', stderr: '' });
     expect(h.ran()).toEqual(['doveadm -c /srv/dovecot/dovecot.conf kick -- alice@example.org']);
   });
+
+  it('calls made together by one client all get their answer: it never holds more connections than the helper admits per process', async () => {
+    // A doveadm that takes a second, so the calls overlap in the helper (4 connections per process at most).
+    const bin = mkdtempSync(join(tmpdir(), 'mailsvc-slow-doveadm-'));
+    writeFileSync(join(bin, 'doveadm'), '#!/bin/sh\nsleep 1\nexit 0\n', { mode: 0o755 });
+    const slow = await startHelperProcess({ env: { ...SETTINGS, PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}` } });
+    try {
+      const client = new SocketHelperClient(slow.socket);
+      const users = Array.from({ length: 10 }, (_, i) => `user${i}@example.org`);
+      const results = await Promise.allSettled(users.map((u) => client.run('doveadm-kick', [u])));
+      expect(results.map((r) => (r.status === 'fulfilled' ? r.value.code : String(r.reason)))).toEqual(users.map(() => 0));
+    } finally {
+      await slow.stop();
+      rmSync(bin, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('reload <daemon> runs each daemon’s reload with the paths from the helper’s settings', async () => {
     const client = new SocketHelperClient(h.socket);

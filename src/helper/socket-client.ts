@@ -9,18 +9,41 @@ import { DirectHelperClient, HelperRunner, resultOf } from './runner.js';
 const NL = 0x0a;
 
 /**
+ * Connections one client holds at once: the helper admits at most 4 per
+ * process (docs/helper.md, Limits; `perPid` in server.ts) and refuses the rest
+ * as `busy`, so calls made together (a ban checks every jail at once) wait here
+ * for a free connection instead.
+ */
+export const MAX_CONCURRENT_CALLS = 4;
+
+/**
  * Asks the helper over its Unix socket: one connection per call, one request
- * line, one answer line. A helper that does not answer is `unreachable`.
+ * line, one answer line, at most MAX_CONCURRENT_CALLS connections at once. A
+ * helper that does not answer is `unreachable`.
  */
 export class SocketHelperClient implements HelperClient {
   private nextId = 1;
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(
     private readonly path: string,
     private readonly timeoutMs = 60_000,
+    private readonly maxConcurrent = MAX_CONCURRENT_CALLS,
   ) {}
 
-  run(action: string, args: readonly string[]): Promise<HelperResult> {
+  async run(action: string, args: readonly string[]): Promise<HelperResult> {
+    if (this.active >= this.maxConcurrent) await new Promise<void>((r) => this.waiting.push(r));
+    this.active++;
+    try {
+      return await this.call(action, args);
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  private call(action: string, args: readonly string[]): Promise<HelperResult> {
     const id = this.nextId++;
     return new Promise<HelperResult>((resolve, reject) => {
       const socket = createConnection(this.path);

@@ -113,7 +113,7 @@ describe.skipIf(why !== null)('DKIM keys from an unprivileged service, through t
     const text = readFileSync(conf(), 'utf8');
     expect(statSync(conf()).uid).toBe(0);
     const d = statSync(keyDir());
-    expect([d.mode & 0o7777, d.uid, d.gid]).toEqual([0o2750, 0, rspamdGid]);
+    expect([d.mode & 0o7777, d.uid, d.gid]).toEqual([0o750, 0, rspamdGid]);
     for (const k of keys) {
       const path = join(keyDir(), `example.test.${k.selector}.key`);
       expect(text).toContain(`{ selector = "${k.selector}"; path = "${path}"; }`);

@@ -79,7 +79,7 @@ describe.skipIf(why !== null)('DKIM keys sign mail through Postfix + Rspamd, ver
       expect([st.uid, st.gid]).toEqual([0, rspamdGid]);
     }
     const dirStat = statSync(join(rspamd!.etcDir, 'dkim'));
-    expect([dirStat.mode & 0o7777, dirStat.uid, dirStat.gid]).toEqual([0o2750, 0, rspamdGid]);
+    expect([dirStat.mode & 0o7777, dirStat.uid, dirStat.gid]).toEqual([0o750, 0, rspamdGid]);
     const sealed = (await sealedValues(m.infra.db)).filter((v) => v.table === 'dkim_keys');
     expect(sealed).toHaveLength(2);
     for (const s of sealed) expect(s.value).toMatch(/^v1\./);
