@@ -131,8 +131,11 @@ describe.skipIf(missing !== null)('installed on a Debian 12 host under systemd (
     expect(pw.code, pw.stderr).toBe(0);
     await guest.sh('systemctl restart mailsvc');
     await healthy();
-    const warnings = (await guest.run(['journalctl', '-p', 'warning', '-u', 'mailsvc*', '-o', 'cat', '--no-pager'])).stdout.trim();
-    expect(warnings).toBe('');
+    const warnings = (await guest.run(['journalctl', '-p', 'warning', '-u', 'mailsvc*', '-o', 'cat', '--no-pager'])).stdout
+      .split('\n')
+      // systemd inside nspawn without delegated cgroup controllers cannot cgroup.kill: the guest's, not mailsvc's.
+      .filter((l) => l.trim() !== '' && !/Failed to kill control group .*, ignoring: Input\/output error/.test(l));
+    expect(warnings).toEqual([]);
     expect(await failedUnits()).toBe('');
   }, 600_000);
 

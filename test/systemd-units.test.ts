@@ -82,7 +82,7 @@ describe('systemd units (deploy/systemd)', () => {
     expect(one('CapabilityBoundingSet')).toEqual(['']);
     expect(one('ProtectSystem')).toEqual(['strict']);
     expect(one('ReadWritePaths')).toEqual(['/var/lib/mailsvc /var/log/mailsvc', '-/var/spool/postfix/mailsvc']);
-    expect(one('RestrictAddressFamilies')).toEqual(['AF_UNIX AF_INET AF_INET6']);
+    expect(one('RestrictAddressFamilies')).toEqual(['AF_UNIX AF_INET AF_INET6 AF_NETLINK']);
     expect(one('MemoryDenyWriteExecute')).toEqual([]);
   });
 

@@ -5,7 +5,7 @@
  * switches and keeps the settings file; uninstall removes the units and keeps data.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -110,4 +110,24 @@ describe('mailsvc install --root', () => {
     expect(existsSync(join(root, 'etc/mailsvc/mailsvc.conf'))).toBe(true);
     expect((JSON.parse(u.stdout) as { left: string[] }).left.join(' ')).toMatch(/kept the data/);
   }, 60_000);
+});
+
+describe('mailsvc install --root: the group postdrop', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mailsvc-install-postdrop-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const render = async (root: string): Promise<string> => {
+    buildCli();
+    const r = await runCli(['install', '--root', root, '--json'], { env: { MAILSVC_DATA_DIR: join(dir, 'data'), MAILSVC_CONFIG_FILE: join(dir, 'data/mailsvc.conf'), MAILSVC_INSTALL_ROOT: '/opt/mailsvc' } });
+    expect(r.code, r.stderr).toBe(0);
+    return readFileSync(join(root, 'etc/systemd/system/mailsvc.service'), 'utf8');
+  };
+
+  it('is given to the service where it exists (postqueue reaches showq only as postdrop), and left out where it does not', async () => {
+    const withPostfix = join(dir, 'with');
+    mkdirSync(join(withPostfix, 'etc'), { recursive: true });
+    writeFileSync(join(withPostfix, 'etc/group'), 'root:x:0:\npostdrop:x:121:\n');
+    expect(await render(withPostfix)).toMatch(/^Group=mailsvc\nSupplementaryGroups=postdrop$/m);
+    // A group that does not exist would stop the unit from starting.
+    expect(await render(join(dir, 'without'))).not.toMatch(/SupplementaryGroups/);
+  });
 });

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { exec } from '../../adapters/exec.js';
 import { AppError } from '../../shared/errors.js';
@@ -112,7 +112,9 @@ export async function install(input: InstallInput): Promise<InstallReport> {
     r.done.push(`wrote the settings file ${SETTINGS_FILE}`);
   }
 
-  const units = renderUnits(input.templateDir, s);
+  const postdropGroup = groupExists(at('/etc/group'), 'postdrop');
+  const units = renderUnits(input.templateDir, s, { postdropGroup });
+  if (host && !postdropGroup) r.left.push('the API cannot read the Postfix queue yet (no group postdrop: Postfix is not installed): install Postfix, then run mailsvc install again');
   mkdirSync(at(UNIT_DIR), { recursive: true });
   for (const u of units) {
     const path = at(join(UNIT_DIR, u.name));
@@ -204,3 +206,11 @@ export async function uninstall(root: string, installRoot: string): Promise<Inst
   return host ? r : underRoot(r, root);
 }
 
+/** Whether `name` is a group in the group file at `path` (the target's /etc/group; a missing file: no). */
+function groupExists(path: string, name: string): boolean {
+  try {
+    return readFileSync(path, 'utf8').split('\n').some((l) => l.startsWith(`${name}:`));
+  } catch {
+    return false;
+  }
+}

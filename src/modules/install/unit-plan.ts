@@ -57,11 +57,21 @@ export const UNITS: readonly Spec[] = [
   { name: 'mailsvc-auto-update.timer', enable: (s) => s.enableAutoUpdates, start: true },
 ];
 
-/** The units rendered from deploy/systemd: the installation root put in, the backup calendar(s) written out. */
-export function renderUnits(templateDir: string, s: InstallSwitches): UnitFile[] {
+/** What the host has that a unit depends on: the group postdrop exists once Postfix is installed. */
+export type HostFacts = { postdropGroup: boolean };
+
+/**
+ * The units rendered from deploy/systemd: the installation root put in, the
+ * backup calendar(s) written out, and the service given the group postdrop
+ * where it exists: `postqueue -j` reaches showq only as that group, and under
+ * NoNewPrivileges its setgid bit does not apply. (A group that does not exist
+ * would stop the unit from starting, so it is written only when it does.)
+ */
+export function renderUnits(templateDir: string, s: InstallSwitches, host: HostFacts = { postdropGroup: false }): UnitFile[] {
   return UNITS.map((u) => {
     let text = readFileSync(join(templateDir, u.name), 'utf8').replaceAll('/opt/mailsvc', s.installRoot);
     if (u.calendars) text = withCalendars(text, u.calendars(s));
+    if (u.name === 'mailsvc.service' && host.postdropGroup) text = text.replace(/^Group=mailsvc$/m, 'Group=mailsvc\nSupplementaryGroups=postdrop');
     return { name: u.name, text, enable: u.enable(s), start: u.start === true && u.enable(s) };
   });
 }
