@@ -221,31 +221,34 @@ describe.skipIf(missing !== null)('installed on a Debian 12 host under systemd (
     // Mail to back up, where Dovecot keeps it (MAILSVC_MAIL_STORAGE, default /var/vmail).
     await guest.sh("install -d /var/vmail/example.test/alice/Maildir/cur /var/vmail/example.test/alice/Maildir/new /var/vmail/example.test/alice/Maildir/tmp && printf 'Subject: kept\\n\\nhello\\n' > /var/vmail/example.test/alice/Maildir/cur/1.host:2,S");
     const timers = ['mailsvc-backup', 'mailsvc-stats', 'mailsvc-dkim-rotate'];
-    for (const t of timers) await fireSoon(t);
-    await guest.sh(`systemctl daemon-reload && systemctl restart ${timers.map((t) => `${t}.timer`).join(' ')}`);
-    for (const t of timers) await ranOk(t);
-    // The verify checks the backup just made: its calendar moves once that exists.
-    await fireSoon('mailsvc-backup-verify');
-    await guest.sh('systemctl daemon-reload && systemctl restart mailsvc-backup-verify.timer');
-    await ranOk('mailsvc-backup-verify');
+    try {
+      for (const t of timers) await fireSoon(t);
+      await guest.sh(`systemctl daemon-reload && systemctl restart ${timers.map((t) => `${t}.timer`).join(' ')}`);
+      for (const t of timers) await ranOk(t);
+      // The verify checks the backup just made: its calendar moves once that exists.
+      await fireSoon('mailsvc-backup-verify');
+      await guest.sh('systemctl daemon-reload && systemctl restart mailsvc-backup-verify.timer');
+      await ranOk('mailsvc-backup-verify');
 
-    const show = await mailsvc(['backup', 'show', '--json']);
-    expect(show.code, show.stderr).toBe(0);
-    const shown = JSON.parse(show.stdout) as { last_backup: { id: string } | null; last_verify: { ok: boolean } | null };
-    expect(shown.last_backup).not.toBeNull();
-    expect(shown.last_verify).toMatchObject({ ok: true });
-    const health = await api(guest, 'GET', '/health/details', bearer);
-    expect(health.body.backups, JSON.stringify(health.body)).toMatchObject({ last_backup: shown.last_backup?.id, verify_ok: true });
-    const doctor = await mailsvc(['doctor', '--json']);
-    const report = JSON.parse(doctor.stdout) as { checks: { id: string; status: string; detail: string }[] };
-    for (const t of ['backup', 'backup-verify', 'stats', 'dkim-rotate']) {
-      const c = report.checks.find((x) => x.id === `timer.${t}`);
-      expect(c, JSON.stringify(report.checks.map((x) => x.id))).toMatchObject({ status: 'ok' });
+      const show = await mailsvc(['backup', 'show', '--json']);
+      expect(show.code, show.stderr).toBe(0);
+      const shown = JSON.parse(show.stdout) as { last_backup: { id: string } | null; last_verify: { ok: boolean } | null };
+      expect(shown.last_backup).not.toBeNull();
+      expect(shown.last_verify).toMatchObject({ ok: true });
+      const health = await api(guest, 'GET', '/health/details', bearer);
+      expect(health.body.backups, JSON.stringify(health.body)).toMatchObject({ last_backup: shown.last_backup?.id, verify_ok: true });
+      const doctor = await mailsvc(['doctor', '--json']);
+      const report = JSON.parse(doctor.stdout) as { checks: { id: string; status: string; detail: string }[] };
+      for (const t of ['backup', 'backup-verify', 'stats', 'dkim-rotate']) {
+        const c = report.checks.find((x) => x.id === `timer.${t}`);
+        expect(c, JSON.stringify(report.checks.map((x) => x.id))).toMatchObject({ status: 'ok' });
+      }
+      expect(report.checks.find((c) => c.id === 'backup.last')).toMatchObject({ status: 'ok' });
+      expect(report.checks.find((c) => c.id === 'backup.verify')).toMatchObject({ status: 'ok' });
+    } finally {
+      // The calendars back as mailsvc rendered them (systemctl revert drops the drop-ins).
+      await guest.sh(`systemctl revert ${[...timers, 'mailsvc-backup-verify'].map((t) => `${t}.timer`).join(' ')} && systemctl daemon-reload`);
     }
-    expect(report.checks.find((c) => c.id === 'backup.last')).toMatchObject({ status: 'ok' });
-    expect(report.checks.find((c) => c.id === 'backup.verify')).toMatchObject({ status: 'ok' });
-    // The calendars back as mailsvc rendered them (systemctl revert drops the drop-ins).
-    await guest.sh(`systemctl revert ${[...timers, 'mailsvc-backup-verify'].map((t) => `${t}.timer`).join(' ')} && systemctl daemon-reload`);
     expect(await guest.sh('systemctl show -p TimersCalendar --value mailsvc-backup.timer')).toContain('03:17:00');
     expect(await failedUnits()).toBe('');
   }, 600_000);
