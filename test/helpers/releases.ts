@@ -27,13 +27,28 @@ export function productionNodeModules(): string {
   const stamp = join(NODE_MODULES_CACHE, '.lock-mtime');
   const want = String(statSync(lock).mtimeMs);
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return NODE_MODULES_CACHE;
-  const stage = join(REPO_ROOT, 'var', 'test-cache', 'stage');
+  // Another test run beside this one may build the same cache: each stages into its own
+  // directory, and the finished copy is renamed into place (the loser's is thrown away).
+  const cache = join(REPO_ROOT, 'var', 'test-cache');
+  mkdirSync(cache, { recursive: true });
+  const stage = join(cache, `stage-${process.pid}-${Date.now()}`);
   release(['--stage-only', stage, '--no-build']);
-  rmSync(NODE_MODULES_CACHE, { recursive: true, force: true });
-  mkdirSync(join(REPO_ROOT, 'var', 'test-cache'), { recursive: true });
-  renameSync(join(stage, 'node_modules'), NODE_MODULES_CACHE);
+  writeFileSync(join(stage, 'node_modules', '.lock-mtime'), want);
+  if (!(existsSync(stamp) && readFileSync(stamp, 'utf8') === want)) {
+    const old = `${NODE_MODULES_CACHE}.old-${process.pid}`;
+    try {
+      renameSync(NODE_MODULES_CACHE, old);
+    } catch {
+      // none yet, or another run moved it first
+    }
+    try {
+      renameSync(join(stage, 'node_modules'), NODE_MODULES_CACHE);
+    } catch {
+      // another run put its copy in place first: that one is used
+    }
+    rmSync(old, { recursive: true, force: true });
+  }
   rmSync(stage, { recursive: true, force: true });
-  execFileSync('sh', ['-c', `printf %s "${want}" > "${stamp}"`]);
   return NODE_MODULES_CACHE;
 }
 
