@@ -38,6 +38,8 @@ describe('the stats collect timer (deploy/systemd)', () => {
     const timer = readFileSync(join(UNITS, 'mailsvc-stats.timer'), 'utf8');
     expect(service).toMatch(/^ExecStart=\/usr\/local\/bin\/mailsvc stats collect$/m);
     expect(service).toMatch(/^User=mailsvc$/m);
+    // adm reads /var/log/mail.log and (Debian's ACL) the journal; systemd-journal the journal where the ACL is missing.
+    expect(service).toMatch(/^SupplementaryGroups=adm systemd-journal$/m);
     expect(service).toMatch(/^Type=oneshot$/m);
     expect(timer).toMatch(/^OnCalendar=\*:0\/5$/m);
     expect(timer).toMatch(/^Persistent=true$/m);

@@ -9,7 +9,7 @@ export type JailSettings = Readonly<{
   enabled: readonly Fail2banJail[];
   /** MAILSVC_FAIL2BAN_BANTIME_INCREMENT: `bantime.increment` (each repeat ban lasts longer), default yes. */
   bantimeIncrement: boolean;
-  /** MAILSVC_MAIL_LOG: Postfix's log; the postfix, postfix-sasl and dovecot jails read it when it exists, the journal otherwise. */
+  /** MAILSVC_MAIL_LOG: Postfix's log; the postfix, postfix-sasl and dovecot jails read it when it exists, the journal otherwise (always with the value `journal`). */
   mailLog: string;
   /** MAILSVC_NGINX_ERROR_LOG: what the nginx-http-auth jail reads. */
   nginxErrorLog: string;
@@ -35,7 +35,7 @@ export function loadJailSettings(src: Source): JailSettings {
   return Object.freeze({
     enabled: Object.freeze(names as Fail2banJail[]),
     bantimeIncrement: inc === 'yes',
-    mailLog: path(src, 'MAILSVC_MAIL_LOG', '/var/log/mail.log'),
+    mailLog: val(src, 'MAILSVC_MAIL_LOG') === 'journal' ? 'journal' : path(src, 'MAILSVC_MAIL_LOG', '/var/log/mail.log'),
     nginxErrorLog: path(src, 'MAILSVC_NGINX_ERROR_LOG', '/var/log/nginx/error.log'),
   });
 }

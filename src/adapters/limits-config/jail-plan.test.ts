@@ -42,6 +42,13 @@ describe('the jails of limits apply (one file per jail, limits and enabling join
     expect(text(files, 'sshd')).toContain('bantime.increment = false');
   });
 
+  it('MAILSVC_MAIL_LOG=journal (what stats collect accepts to force the journal) makes the mail jails read the journal', () => {
+    const settings = loadJailSettings({ MAILSVC_MAIL_LOG: 'journal', MAILSVC_NGINX_ERROR_LOG: join(dir, 'nginx.log') });
+    expect(settings.mailLog).toBe('journal');
+    const files = renderJailPlan(DEFAULTS, { settings, fail2banDir: dir, authLog: join(dir, 'auth.log') });
+    for (const jail of ['postfix', 'postfix-sasl', 'dovecot']) expect(text(files, jail)).toMatch(/enabled = true\nbackend = systemd\n/);
+  });
+
   it('recidive is disabled when fail2ban logs to the journal, not a file', () => {
     writeFileSync(join(dir, 'fail2ban.local'), '[Definition]\nlogtarget = SYSTEMD-JOURNAL\n');
     expect(fail2banLogTarget(dir)).toBe('SYSTEMD-JOURNAL');

@@ -41,7 +41,8 @@ export function renderJailPlan(values: LimitValues, input: JailPlanInput): Rende
     };
   }
   const logTarget = fail2banLogTarget(input.fail2banDir);
-  const mailLog = existsSync(settings.mailLog) ? settings.mailLog : null;
+  // MAILSVC_MAIL_LOG=journal: the journal even when a (stale) file is there.
+  const mailLog = settings.mailLog !== 'journal' && existsSync(settings.mailLog) ? settings.mailLog : null;
   const files: Partial<Record<Fail2banJail, string>> = { nginx: settings.nginxErrorLog, 'mailsvc-auth': input.authLog, recidive: logTarget };
   const disabled: Partial<Record<Fail2banJail, string>> = {};
   for (const jail of FAIL2BAN_JAILS) {

@@ -13,6 +13,10 @@ import type { ProgressView } from '../jobs/index.js';
 const DIRS = ['inbound', 'outbound', 'local'] as const;
 /** Runs reading less than this show no progress (the timer's runs read a few KiB). */
 const PROGRESS_MIN_BYTES = 64 << 20;
+/** A journal run shows progress when it reads more than a week of the journal's time (a first run). */
+const PROGRESS_MIN_JOURNAL_MS = 7 * 86_400_000;
+const days = (ms: number): string => (ms / 86_400_000).toFixed(1);
+const JOURNAL_FROM = { beginning: ' (from its oldest entry)', cursor: '', 'cursor-gone': ' (the entry the last run ended with was no longer in the journal: read from the oldest one after it)' } as const;
 const direction = (v: string): Direction => {
   if (!(DIRS as readonly string[]).includes(v)) throw new InvalidArgumentError(`Use one of ${DIRS.join(', ')}.`);
   return v as Direction;
@@ -41,26 +45,29 @@ export function statsCommands(program: Command, run: Run<{ service: StatsService
   // Not audited: the timer runs it every few minutes, and it changes only figures derived from the log.
   stats
     .command('collect')
-    .description('read what the Postfix log (MAILSVC_MAIL_LOG) gained since the last run, store it, and drop rows past the retention')
+    .description('read what the Postfix log (MAILSVC_MAIL_LOG, or the systemd journal without it) gained since the last run, store it, and drop rows past the retention')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { json?: boolean }) => {
       // A first run over a big log takes a while: progress on stderr (a bar on a terminal, tenths otherwise).
       let display: ProgressView | null = null;
       const r = await run((m) =>
-        m.service.collect((done, total) => {
-          if (total < PROGRESS_MIN_BYTES) return;
+        m.service.collect((done, total, unit) => {
+          if (total < (unit === 'bytes' ? PROGRESS_MIN_BYTES : PROGRESS_MIN_JOURNAL_MS)) return;
           display ??= view();
-          display.update({ progress: Math.min(1, done / total), message: `read ${formatBytes(done)} of ${formatBytes(total)}` });
+          const message = unit === 'bytes' ? `read ${formatBytes(done)} of ${formatBytes(total)}` : `read the journal's ${days(done)} of ${days(total)} days`;
+          display.update({ progress: Math.min(1, done / total), message });
         }),
       );
       const shown = display as ProgressView | null;
       shown?.end({ id: 'collect', kind: 'stats-collect', state: 'succeeded', progress: 1, message: `read ${plural(r.lines, 'line')}`, result: null });
+      const none = r.files_read.length === 0 && r.journal === null;
+      const source = r.journal === null ? r.files_read.join(', ') : `the systemd journal${JOURNAL_FROM[r.journal.from]}`;
       output(opts.json, r, () =>
-        r.files_read.length === 0
-          ? 'No mail log found: check MAILSVC_MAIL_LOG.'
-          : `Read ${plural(r.lines, 'line')} from ${r.files_read.join(', ')}: ${plural(r.rows_added, 'row')} added, ${r.rows_pruned} past the retention removed, ${plural(r.open_messages, 'message')} still open.`,
+        none
+          ? 'No mail log found, and no systemd journal here: check MAILSVC_MAIL_LOG.'
+          : `Read ${plural(r.lines, 'line')} from ${source}: ${plural(r.rows_added, 'row')} added, ${r.rows_pruned} past the retention removed, ${plural(r.open_messages, 'message')} still open.`,
       );
-      if (r.files_read.length === 0 && !opts.json) throw new CliError('no mail log to read: set MAILSVC_MAIL_LOG to the Postfix log', 1);
+      if (none && !opts.json) throw new CliError('no mail log to read: no MAILSVC_MAIL_LOG file and no systemd journal here; set MAILSVC_MAIL_LOG to the Postfix log', 1);
     });
 
   rangeOptions(stats.command('summary').description('messages and bytes per direction for a time range'))

@@ -59,6 +59,15 @@ describe('parseLine', () => {
     expect(off).toEqual(z);
   });
 
+  it('reads journalctl -o short-iso-precise lines, whose offset has no colon (+0000, -0330), to the same instant', () => {
+    // As systemd 252 (Debian 12) prints them: `journalctl --utc -o short-iso-precise`, and in a zone west of UTC.
+    const utc = parseLine('2026-11-23T15:49:33.250000+0000 mail postfix/qmgr[1]: ABCDEF123: removed', REF);
+    const west = parseLine('2026-11-23T12:19:33.250000-0330 mail postfix/qmgr[1]: ABCDEF123: removed', REF);
+    expect(utc).toEqual({ kind: 'removed', qid: 'ABCDEF123', at: Date.UTC(2026, 10, 23, 15, 49, 33, 250) });
+    expect(west).toEqual(utc);
+    expect(parseLine('2026-11-23T15:49:33.250000+00 mail postfix/qmgr[1]: ABCDEF123: removed', REF)).toBeNull();
+  });
+
   it('puts a classic timestamp in the year that keeps it before the reference: December read in January is last year', () => {
     const jan = new Date(2027, 0, 1, 0, 10);
     expect(new Date(classicTime(11, 31, 23, 59, 0, jan)).getFullYear()).toBe(2026);

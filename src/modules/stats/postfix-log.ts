@@ -2,7 +2,9 @@
  * Reads Postfix log lines into the few facts the statistics need. Both
  * timestamp shapes syslog writers use: classic `Nov 23 15:44:11` (no year,
  * local time, English month names whatever the locale) and RFC 3339
- * `2026-11-23T15:44:11.123456+00:00` (rsyslog on Debian, journald exports).
+ * `2026-11-23T15:44:11.123456+00:00` (rsyslog on Debian), also with the
+ * offset without its colon, `+0000`, as `journalctl -o short-iso-precise`
+ * prints it (systemd 252, Debian 12).
  * Anything else is skipped: the collector ignores what it does not need.
  *
  * Built for speed on big logs: a chunk of the file is decoded once as latin1
@@ -229,11 +231,13 @@ function classic(s: string, i: number, end: number, reference: Date): number | n
   return classicTime(month, day, h, min, sec, reference);
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})$/;
 
 function rfc3339(s: string, start: number, end: number): number | null {
-  const text = s.slice(start, end);
+  let text = s.slice(start, end);
   if (!RFC3339.test(text)) return null;
+  // journalctl's `+0100` (ISO 8601's basic offset): Date.parse is only specified for `+01:00`.
+  if (text.charCodeAt(text.length - 3) !== COLON && text.charCodeAt(text.length - 1) !== 90) text = `${text.slice(0, -2)}:${text.slice(-2)}`;
   const at = Date.parse(text);
   return Number.isNaN(at) ? null : at;
 }

@@ -31,8 +31,19 @@ export const TimelineSchema = Type.Object(
   { ...RangeFields, bucket: Type.Union([Type.Literal('hour'), Type.Literal('day')]), items: Type.Array(Type.Object({ time: Time, ...PerDirection })) },
   { title: 'StatsTimeline' },
 );
+/** The journal's part of a collect run: where it started (`cursor-gone`: the saved entry was vacuumed) and the lines it read. */
+const JournalReadSchema = Type.Object({
+  from: Type.Union([Type.Literal('beginning'), Type.Literal('cursor'), Type.Literal('cursor-gone')]),
+  lines: Type.Integer(),
+});
 export const CollectResultSchema = Type.Object(
-  { files_read: Type.Array(Type.String()), lines: Type.Integer(), rows_added: Type.Integer(), rows_pruned: Type.Integer(), open_messages: Type.Integer() },
+  {
+    /** The log files read (empty when the journal was read). */
+    files_read: Type.Array(Type.String()),
+    /** Null unless the systemd journal was read (no log file, or MAILSVC_MAIL_LOG=journal). */
+    journal: Type.Union([JournalReadSchema, Type.Null()]),
+    lines: Type.Integer(), rows_added: Type.Integer(), rows_pruned: Type.Integer(), open_messages: Type.Integer(),
+  },
   { title: 'StatsCollectResult' },
 );
 

@@ -8,6 +8,7 @@ import { REPO_ROOT, expectOneErrorLine, runCli } from '../../../test/helpers/cli
 import { DIALECTS, createTestDatabase, dialectAvailable } from '../../../test/helpers/dialects.js';
 import type { TestDatabase } from '../../../test/helpers/dialects.js';
 import { call } from '../../../test/helpers/flows.js';
+import { FakeJournalctl, asJournalLines } from '../../../test/helpers/fake-journalctl.js';
 
 /**
  * GET /stats/summary|mailboxes|timeline on every dialect over rows spread
@@ -109,7 +110,11 @@ describe('the stats CLI', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('stats collect --json reads the log once; stats summary --json and mailboxes --json show what it stored', async () => {
-    const none = await runCli(['stats', 'collect'], { env: env() });
+    // No mail log and no journal here (a fake journalctl that finds no journal files: the machine's own journal must not count).
+    const noJournal = new FakeJournalctl();
+    noJournal.setMode('no-files');
+    const none = await runCli(['stats', 'collect'], { env: { ...env(), PATH: `${noJournal.dir}:${process.env.PATH ?? ''}` } });
+    noJournal.remove();
     expect(none.code).toBe(1);
     expect(expectOneErrorLine(none)).toMatch(/MAILSVC_MAIL_LOG/);
     copyFileSync(join(REPO_ROOT, 'test/fixtures/stats/postfix-real.log'), join(dir, 'mail.log'));
@@ -127,6 +132,28 @@ describe('the stats CLI', () => {
     const nov31 = await runCli(['stats', 'summary', '--from', '2026-11-31'], { env: env() });
     expect(nov31.code).toBe(2);
     expect(expectOneErrorLine(nov31)).toMatch(/from "2026-11-31" is not a real ISO 8601 date/);
+  }, 60_000);
+
+  it('stats collect without a mail log reads the journal: --json says so, the human line names it; a journal it may not read is one error line, exit 69', async () => {
+    const jdir = mkdtempSync(join(tmpdir(), 'mailsvc-stats-cli-journal-'));
+    const fake = new FakeJournalctl();
+    try {
+      const jenv = { MAILSVC_DATA_DIR: jdir, MAILSVC_MAIL_LOG: join(jdir, 'mail.log'), PATH: `${fake.dir}:${process.env.PATH ?? ''}` };
+      expect((await runCli(['db', 'migrate'], { env: jenv })).code).toBe(0);
+      fake.append(asJournalLines(readFileSync(join(REPO_ROOT, 'test/fixtures/stats/postfix-real.log'), 'utf8'), new Date().getFullYear()));
+      const r = await runCli(['stats', 'collect', '--json'], { env: jenv });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ files_read: [], journal: { from: 'beginning', lines: 26 }, lines: 26, rows_added: 3, rows_pruned: 0, open_messages: 0 });
+      const human = await runCli(['stats', 'collect'], { env: jenv });
+      expect(human.stdout).toMatch(/^Read 0 lines from the systemd journal: 0 rows added/);
+      fake.setMode('denied');
+      const denied = await runCli(['stats', 'collect'], { env: jenv });
+      expect(denied.code).toBe(69);
+      expect(expectOneErrorLine(denied)).toMatch(/cannot read the systemd journal as this user .*insufficient permissions.*group adm or systemd-journal/);
+    } finally {
+      fake.remove();
+      rmSync(jdir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('stats collect shows its progress on stderr for a big log (tenths off a terminal); the JSON on stdout stays whole', async () => {

@@ -1,10 +1,12 @@
-import { badRequest } from '../../shared/errors.js';
+import { AppError, badRequest } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Page, Paged } from '../../shared/paging.js';
 import { DIRECTIONS, MessageJoiner } from './collector.js';
-import type { Direction } from './collector.js';
+import type { CollectWriter, Direction } from './collector.js';
 import { headOf, isFile, logFiles, readChunks } from './log-files.js';
-import type { LogPosition } from './log-files.js';
+import type { LogFile, LogPosition } from './log-files.js';
+import { JournalUnreadable, readJournal } from './journal.js';
+import type { JournalPosition, JournalRead } from './journal.js';
 import { LineScanner } from './postfix-log.js';
 import type { Figures, Range, StatsRepository, WriterTuning } from './stats.repository.js';
 import type { CollectResult, MailboxStats, StatsSummary, StatsTimeline } from './schema.js';
@@ -12,7 +14,46 @@ import { parseIsoTime } from '../../shared/iso-time.js';
 
 const DAY = 86_400_000;
 
-type SavedState = { position: LogPosition | null; pending: ConstructorParameters<typeof MessageJoiner>[0] };
+/** MAILSVC_MAIL_LOG's value that reads the journal even when a log file exists. */
+export const JOURNAL = 'journal';
+
+/**
+ * The collector's saved state (`stats_collector`, one row of JSON). The file's
+ * position and the journal's are kept apart: a host that gains or loses its
+ * mail log file switches source and each resumes where it was. States saved
+ * before the journal was read have no `journal` (read as null).
+ */
+type SavedState = {
+  position: LogPosition | null;
+  journal?: JournalPosition | null;
+  pending: NonNullable<ConstructorParameters<typeof MessageJoiner>[0]>;
+};
+
+function parseState(raw: string | null | undefined): SavedState {
+  if (!raw) return { position: null, journal: null, pending: {} };
+  const s = JSON.parse(raw) as Partial<SavedState>;
+  return { position: s.position ?? null, journal: s.journal ?? null, pending: s.pending ?? {} };
+}
+
+/** `done` of `total`, in bytes of log files or in milliseconds of the journal's time. */
+export type CollectProgress = (done: number, total: number, unit: 'bytes' | 'ms') => void;
+
+/** What one source's reading leaves for collect to finish. */
+type Reading = {
+  writer: CollectWriter;
+  joiner: MessageJoiner;
+  lines: number;
+  files: string[];
+  position: LogPosition | null;
+  journal: CollectResult['journal'];
+  journalPosition: JournalPosition | null;
+};
+
+/** The realtime (`t=`, microseconds in hex) a journal cursor carries, in ms; null when it has none. */
+export function cursorTime(cursor: string): number | null {
+  const m = /(?:^|;)t=([0-9a-f]+)(?:;|$)/.exec(cursor);
+  return m?.[1] ? Math.floor(parseInt(m[1], 16) / 1000) : null;
+}
 
 export type RangeInput = { from?: string | undefined; to?: string | undefined; mailbox?: string | undefined; direction?: Direction | undefined };
 
@@ -41,12 +82,28 @@ export class StatsService {
   /**
    * Reads what the log gained since the last run (and rotated files not read
    * yet), stores the completed messages, saves where it stopped, and applies
-   * retention. Running it twice stores nothing twice.
+   * retention. Running it twice stores nothing twice. Without a log file
+   * (neither it nor a rotation), or with MAILSVC_MAIL_LOG=journal, the
+   * journal's mail lines are read instead (see journal.ts).
    */
-  async collect(onProgress?: (done: number, total: number) => void): Promise<CollectResult> {
+  async collect(onProgress?: CollectProgress): Promise<CollectResult> {
     const raw = await this.repo.loadState();
-    const saved: SavedState = raw ? (JSON.parse(raw) as SavedState) : { position: null, pending: {} };
-    const files = logFiles(this.mailLog);
+    const saved = parseState(raw);
+    const files = this.mailLog === JOURNAL ? [] : logFiles(this.mailLog);
+    const read = files.length > 0 ? await this.readFiles(files, saved, onProgress) : await this.readJournal(saved, onProgress);
+    if (read === null) {
+      // Neither a file nor a journal (no journal files here): nothing is saved, the caller says what to set.
+      return { files_read: [], journal: null, lines: 0, rows_added: 0, rows_pruned: await this.prune(), open_messages: Object.keys(saved.pending).length };
+    }
+    const now = this.clock.now();
+    const pending = read.joiner.save(now);
+    const state: SavedState = { position: read.position, journal: read.journalPosition, pending };
+    const added = await read.writer.finish(JSON.stringify(state), now);
+    const pruned = await this.prune();
+    return { files_read: read.files, journal: read.journal, lines: read.lines, rows_added: added, rows_pruned: pruned, open_messages: Object.keys(pending).length };
+  }
+
+  private async readFiles(files: LogFile[], saved: SavedState, onProgress?: CollectProgress): Promise<Reading> {
     let start = 0;
     let offset = 0;
     if (saved.position) {
@@ -86,7 +143,7 @@ export class StatsService {
             a = nl + 1;
           }
         }, async () => {
-          onProgress?.(Math.min(doneBytes, bytes), bytes);
+          onProgress?.(Math.min(doneBytes, bytes), bytes, 'bytes');
           joiner.trim(joiner.lastAt);
           await writer.flush();
         });
@@ -97,11 +154,45 @@ export class StatsService {
       await writer.abort();
       throw err;
     }
+    return { writer, joiner, lines, files: read, position, journal: null, journalPosition: saved.journal ?? null };
+  }
+
+  private async readJournal(saved: SavedState, onProgress?: CollectProgress): Promise<Reading | null> {
+    // How much a run will read is not known up front: the writer starts small (a bulk load still begins when rows pile up).
+    const writer = await this.repo.writer(0, this.tuning);
+    const joiner = new MessageJoiner(saved.pending, (rows) => writer.push(rows));
+    const scanner = new LineScanner(new Date(this.clock.now()));
+    const after = saved.journal ?? null;
+    // Progress in time: from the saved entry (or the first line read) to now.
+    let since = after ? cursorTime(after.cursor) : null;
     const now = this.clock.now();
-    const pending = joiner.save(now);
-    const added = await writer.finish(JSON.stringify({ position, pending } satisfies SavedState), now);
-    const pruned = await this.prune();
-    return { files_read: read, lines, rows_added: added, rows_pruned: pruned, open_messages: Object.keys(pending).length };
+    let got: JournalRead;
+    try {
+      got = await readJournal(after, {
+        onLine: (line) => {
+          const bytes = Buffer.from(line, 'utf8');
+          const text = bytes.toString('latin1');
+          scanner.scan(text, 0, text.length, bytes, joiner);
+        },
+        afterBatch: async () => {
+          if (joiner.lastAt > 0) {
+            since ??= joiner.lastAt;
+            onProgress?.(Math.max(0, joiner.lastAt - since), Math.max(0, now - since), 'ms');
+          }
+          joiner.trim(joiner.lastAt);
+          await writer.flush();
+        },
+      });
+    } catch (err) {
+      await writer.abort();
+      if (err instanceof JournalUnreadable) throw new AppError('unavailable', err.message);
+      throw err;
+    }
+    if (got.noJournal && got.lines === 0) {
+      await writer.abort();
+      return null;
+    }
+    return { writer, joiner, lines: got.lines, files: [], position: saved.position, journal: { from: got.from, lines: got.lines }, journalPosition: got.position };
   }
 
   /** Deletes rows older than the retention (`stats-retention-days`). */
