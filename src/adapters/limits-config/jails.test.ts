@@ -4,11 +4,13 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyConfig, fail2banChecker, LocalFileHost } from '../../adapters/config-applier/index.js';
+import { findProgram } from '../../../test/helpers/mail-daemons.js';
 import { skipNotice } from '../../../test/helpers/services.js';
 import { JAILS, renderJails } from './jails.js';
 
-const haveF2b = existsSync('/etc/fail2ban/fail2ban.conf');
-if (!haveF2b) skipNotice('fail2ban-client with /etc/fail2ban', 'not installed');
+// Both: a removed package leaves /etc/fail2ban behind (apt-get remove keeps its configuration).
+const haveF2b = existsSync('/etc/fail2ban/fail2ban.conf') && findProgram('fail2ban-client') !== null;
+if (!haveF2b) skipNotice('fail2ban-client with /etc/fail2ban', 'not installed (no fail2ban-client, or no /etc/fail2ban/fail2ban.conf)');
 
 describe('renderJails', () => {
   it('is pure: one jail.d/mailsvc-<jail>.local per jail, thresholds only where given, nginx as nginx-http-auth', () => {
