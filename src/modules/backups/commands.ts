@@ -5,7 +5,8 @@ import { readStdinLine } from '../../shared/terminal/prompt.js';
 import { table } from '../../shared/terminal/options.js';
 import { recordsChanges } from '../command-types.js';
 import type { Run } from '../command-types.js';
-import type { Job, ProgressView } from '../jobs/index.js';
+import type { Job } from '../jobs/index.js';
+import type { ProgressView } from '../../shared/terminal/progress.js';
 import type { BackupsModule } from './index.js';
 import { KeyMismatchRefused, PhysicalRestoreRefused } from './backup.service.js';
 import type { BackupService } from './backup.service.js';
@@ -204,7 +205,7 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
         if (err instanceof RestoreUnproven) throw new CliError(err.detail, 1);
         throw err;
       });
-      display.end({ id: 'restore', kind: 'restore', state: 'succeeded', progress: 1, message: last.message, result: null });
+      display.end({ progress: 1, message: last.message });
       output(opts.json, r, () => escapeControl(['Restored:', ...r.steps.map((s) => `  - ${s}`)].join('\n')));
     });
 

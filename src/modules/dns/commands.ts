@@ -12,7 +12,8 @@ import type { RotationService, RotationStatus } from './rotation.service.js';
 import type { SrsService } from './srs.service.js';
 import { CliError } from '../../shared/terminal/output.js';
 import { yesNo } from '../../shared/terminal/options.js';
-import type { JobRunner, ProgressView } from '../jobs/index.js';
+import type { JobRunner } from '../jobs/index.js';
+import type { ProgressView } from '../../shared/terminal/progress.js';
 import { escapeControl } from '../../shared/terminal/output.js';
 import { deliverabilityExit } from './deliverability/exit-code.js';
 

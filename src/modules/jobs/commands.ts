@@ -3,10 +3,8 @@ import type { Command } from 'commander';
 import type { JobRunner } from './job-runner.js';
 import type { Job, SampleJobInput } from './schema.js';
 
-export { progressView } from './progress-view.js';
 import { escapeControl } from '../../shared/terminal/output.js';
-import type { ProgressView } from './progress-view.js';
-export type { ProgressView };
+import type { ProgressView } from '../../shared/terminal/progress.js';
 
 /** Opens the job runner for one command and closes what it opened. */
 export type OpenJobs = <T>(fn: (runner: JobRunner) => Promise<T>) => Promise<T>;

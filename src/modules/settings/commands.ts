@@ -3,7 +3,8 @@ import { escapeControl, output, CliError } from '../../shared/terminal/output.js
 import { yesNo } from '../../shared/terminal/options.js';
 import { recordsChanges } from '../command-types.js';
 import type { Run } from '../command-types.js';
-import type { JobRunner, ProgressView } from '../jobs/index.js';
+import type { JobRunner } from '../jobs/index.js';
+import type { ProgressView } from '../../shared/terminal/progress.js';
 import type { ApplyUpdateInput, UpdateCheck } from '../updates/index.js';
 import type { SettingsView } from './schema.js';
 import type { SettingsService } from './settings.service.js';

@@ -8,7 +8,7 @@ import { commandGroup } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { StatsService, RangeInput } from './stats.service.js';
 import type { Direction } from './collector.js';
-import type { ProgressView } from '../jobs/index.js';
+import type { ProgressView } from '../../shared/terminal/progress.js';
 
 const DIRS = ['inbound', 'outbound', 'local'] as const;
 /** Runs reading less than this show no progress (the timer's runs read a few KiB). */
@@ -54,7 +54,7 @@ export function statsCommands(program: Command, run: Run<{ service: StatsService
         }),
       );
       const shown = display as ProgressView | null;
-      shown?.end({ id: 'collect', kind: 'stats-collect', state: 'succeeded', progress: 1, message: `read ${plural(r.lines, 'line')}`, result: null });
+      shown?.end({ progress: 1, message: `read ${plural(r.lines, 'line')}` });
       output(opts.json, r, () =>
         r.files_read.length === 0
           ? 'No mail log found: check MAILSVC_MAIL_LOG.'
