@@ -4,8 +4,9 @@ import { migrateToLatest } from '../db/migrate.js';
 import { createInfra } from '../infra/index.js';
 import type { Infra, InfraOptions } from '../infra/index.js';
 import { Modules } from './modules.js';
+import { loadModuleList } from './module-list.js';
 import { ensureDataDir, looseModes } from '../infra/data-dir.js';
-import type { ModuleOptions } from './modules.js';
+import type { ModuleOptions } from '../modules/module-types.js';
 
 /**
  * The long-running service's dependencies: the infrastructure, connected and
@@ -22,7 +23,7 @@ export async function openService(settings: Settings, opts: InfraOptions & Modul
     throw err;
   }
   for (const line of looseModes(settings)) infra.log.warn(`data directory too open: ${line}`);
-  const modules = new Modules(infra, opts);
+  const modules = new Modules(infra, opts, await loadModuleList());
   if (opts.migrate !== false) await modules.prepare();
   return modules;
 }

@@ -54,7 +54,7 @@ export async function describeCommand(cmd: Command): Promise<Pick<AuditRecord, '
  * itself already said so.
  */
 async function record(rec: AuditRecord): Promise<void> {
-  const written = await runModule((m) => m.audit())((audit) => audit.service.record(rec)).catch(() => false);
+  const written = await runModule((m) => m.get('audit'))((audit) => audit.service.record(rec)).catch(() => false);
   // A failed command has said what went wrong (often the same unreachable database): one line is enough.
   if (!written && rec.result === 'ok') process.stderr.write('mailsvc: warning: the change was made, but its audit record could not be written\n');
 }

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { MODULE_COMMANDS } from '../app/commands.js';
+import { addModuleCommands } from '../app/commands.js';
 import { SERVICE_VERSION } from '../shared/version.js';
 import { dbCommands } from './commands/db.js';
 import { helperCommands } from './commands/helper.js';
@@ -12,7 +12,7 @@ import { recordsChanges } from '../modules/command-types.js';
  * The `mailsvc` program. Nothing is built here: every command builds what it
  * uses when it runs, so `mailsvc --help` opens no database and loads no key.
  */
-export function buildProgram(): Command {
+export async function buildProgram(): Promise<Command> {
   const program = new Command('mailsvc')
     .description('manage a self-hosted mail server')
     .version(SERVICE_VERSION)
@@ -24,7 +24,7 @@ export function buildProgram(): Command {
       const [{ serve }, { loadSettings }] = await Promise.all([import('../main.js'), import('../config/settings.js')]);
       await serve(loadSettings());
     });
-  for (const add of MODULE_COMMANDS) add(program);
+  await addModuleCommands(program);
   dbCommands(program);
   secretsCommands(program);
   helperCommands(program);

@@ -67,9 +67,9 @@ export async function buildApp(modules: Modules): Promise<FastifyInstance> {
   registerNoStore(app);
   app.addSchema(ErrorBody);
 
-  const [auth, audit] = await Promise.all([modules.auth(), modules.audit()]);
+  const [auth, audit] = await Promise.all([modules.get('auth'), modules.get('audit')]);
   // The panel's calls are told apart from any other by a marker only this process knows.
-  const panel = settings.enableWebPanel ? await modules.panel() : undefined;
+  const panel = settings.enableWebPanel ? await modules.get('panel') : undefined;
   const kit = { hooks: adminHooks(auth.guard, panel?.marker), errors: errorResponses };
   registerOptionalBodies(app);
   await app.register(swagger, swaggerOptions(app, kit.hooks));
@@ -77,7 +77,7 @@ export async function buildApp(modules: Modules): Promise<FastifyInstance> {
 
   // Every state-changing call of an administrator is recorded once its answer has gone out.
   registerAuditHook(app, audit.service, (token) => auth.tokens.validate(token));
-  for (const module of await modules.http()) await module.routes(app, kit);
+  for (const { module } of await modules.http()) await module.routes(app, kit);
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   await app.ready();
   return app;

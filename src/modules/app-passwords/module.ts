@@ -1,0 +1,22 @@
+import { defineModule } from '../module-types.js';
+import { appPasswordCommands } from './commands.js';
+import type { AppPasswordsModule } from './index.js';
+
+declare module '../module-types.js' {
+  interface ModuleRegistry {
+    'app-passwords': AppPasswordsModule;
+  }
+}
+
+export default defineModule({
+  name: 'app-passwords',
+  doc: 'docs/mail.md',
+  http: true,
+  build: async (ctx) => {
+    const [{ createAppPasswordsModule }, accounts] = await Promise.all([import('./index.js'), ctx.get('accounts')]);
+    return createAppPasswordsModule(ctx.infra, { accounts: accounts.lookup });
+  },
+  commands: (program, cli) => appPasswordCommands(program, cli.run({ redis: true })),
+  // The key app-password hashes are made with.
+  prepare: (appPasswords) => appPasswords.prepare(),
+});
