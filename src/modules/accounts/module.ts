@@ -1,11 +1,15 @@
 import type { MailSessionKicker } from '../../adapters/dovecot/doveadm.js';
 import { defineModule } from '../module-types.js';
 import { accountCommands } from './commands.js';
-import type { AccountsModule } from './index.js';
+import type { AccountDeleting, AccountsModule } from './index.js';
 
 declare module '../module-types.js' {
   interface ModuleRegistry {
     accounts: AccountsModule;
+  }
+  interface ModuleEvents {
+    /** An account is being deleted. */
+    'account.deleting': AccountDeleting;
   }
   interface ModuleOptions {
     /** Ends mail sessions instead of doveadm (tests). */
@@ -30,8 +34,7 @@ export default defineModule({
       routing: routing.guard,
       sendLimits: sendLimits.service,
       kicker: ctx.options.kicker ?? new DoveadmKicker(ctx.infra.helper),
-      // Looked up when an account is deleted: app passwords need the accounts first.
-      dependents: [{ removeForAccount: async (id, tx) => (await ctx.get('app-passwords')).service.removeForAccount(id, tx) }],
+      deleting: ctx.event('account.deleting'),
     });
   },
   commands: (program, cli) => accountCommands(program, cli.run({ redis: true })),

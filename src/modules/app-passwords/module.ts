@@ -17,6 +17,13 @@ export default defineModule({
     return createAppPasswordsModule(ctx.infra, { accounts: accounts.lookup });
   },
   commands: (program, cli) => appPasswordCommands(program, cli.run({ redis: true })),
+  listens: {
+    // A deleted account's app passwords go in the same transaction.
+    'account.deleting': async (ctx) => {
+      const { service } = await ctx.get('app-passwords');
+      return { within: (tx, account) => service.removeForAccount(account.id, tx) };
+    },
+  },
   // The key app-password hashes are made with.
   prepare: (appPasswords) => appPasswords.prepare(),
 });

@@ -25,4 +25,8 @@ export default defineModule({
     });
   },
   commands: (program, cli) => dnsCommands(program, cli.run(), () => progressView()),
+  listens: {
+    // A deleted domain's DKIM keys are retired with it (docs/dns.md).
+    'domain.deleting': async (ctx) => (await import('./index.js')).retireDomainKeys((await ctx.get('dns')).dkim),
+  },
 });

@@ -1,10 +1,14 @@
 import { defineModule } from '../module-types.js';
 import { domainCommands } from './commands.js';
-import type { DomainsModule } from './index.js';
+import type { DomainDeleting, DomainsModule } from './index.js';
 
 declare module '../module-types.js' {
   interface ModuleRegistry {
     domains: DomainsModule;
+  }
+  interface ModuleEvents {
+    /** A domain is being deleted (it has no accounts or aliases left). */
+    'domain.deleting': DomainDeleting;
   }
 }
 
@@ -13,14 +17,10 @@ export default defineModule({
   doc: 'docs/mail.md',
   http: true,
   build: async (ctx) =>
-    // The dns module is built on the domains: reached when keys are asked for, not now.
     (await import('./index.js')).createDomainsModule(ctx.infra, {
-      keys: {
-        generate: async (d) => (await ctx.get('dns')).dkim.generate(d),
-        stopSigning: async (d) => (await ctx.get('dns')).dkim.stopSigning(d),
-        forget: async (tx, d) => (await ctx.get('dns')).dkim.forgetDomain(tx, d),
-        restoreSigning: async () => void (await (await ctx.get('dns')).dkim.syncSigning()),
-      },
+      // The dns module is built on the domains: reached when keys are asked for, not now.
+      keys: { generate: async (d) => (await ctx.get('dns')).dkim.generate(d) },
+      deleting: ctx.event('domain.deleting'),
     }),
   commands: (program, cli) => domainCommands(program, cli.run()),
 });
