@@ -32,24 +32,26 @@ function assertDatabaseExists(settings: Settings): void {
 type Opened = { settings: Settings; modules: Modules; close(): Promise<void> };
 
 async function open(database = true): Promise<Opened> {
-  const [{ loadSettings }, { createInfra, stderrLogger }, { Modules }, list, db] = await Promise.all([
+  const [{ loadSettings }, { createInfra, stderrLogger }, { Modules }, list, db, schema] = await Promise.all([
     import('../config/settings.js'),
     import('../infra/index.js'),
     import('./modules.js'),
     loadModuleList(),
     database ? import('../db/database.js') : undefined,
+    database ? import('./schema.js').then((s) => s.loadSchema()) : undefined,
   ]);
   const settings = loadSettings();
   const level = process.env.MAILSVC_LOG_LEVEL ? settings.logLevel : 'warn';
-  const infra = createInfra(settings, { log: () => stderrLogger(level), ...(db ? { openDb: db.createDb } : {}) });
+  const infra = createInfra(settings, { log: () => stderrLogger(level), ...(db && schema ? { openDb: db.createDb, schema } : {}) });
   return { settings, modules: new Modules(infra, {}, list), close: () => infra.close() };
 }
 
 /** The newest migration applied to the configured database, or null when it has none (or no SQLite file). */
 async function applied(settings: Settings, modules: Modules): Promise<{ applied: string | null; latest: string }> {
-  const { LATEST_SCHEMA, appliedSchema } = await import('../db/migrate.js');
-  if (settings.databaseUrl.startsWith('sqlite://') && !existsSync(settings.databaseUrl.slice('sqlite://'.length))) return { applied: null, latest: LATEST_SCHEMA };
-  return { applied: await appliedSchema(modules.infra.db), latest: LATEST_SCHEMA };
+  const { appliedSchema } = await import('../db/migrate.js');
+  const latest = modules.infra.schema.latest;
+  if (settings.databaseUrl.startsWith('sqlite://') && !existsSync(settings.databaseUrl.slice('sqlite://'.length))) return { applied: null, latest };
+  return { applied: await appliedSchema(modules.infra.db), latest };
 }
 
 export function runModule<M>(pick: (modules: ModuleContext) => Promise<M>, opts: RunOptions = {}): Run<M> {

@@ -11,7 +11,9 @@ import { skipNotice } from '../../test/helpers/services.js';
 import { createContext } from '../../test/helpers/context.js';
 import type { TestContext as AppContext } from '../../test/helpers/context.js';
 import { loadSettings } from '../config/settings.js';
-import { LATEST_SCHEMA } from '../db/migrate.js';
+import { loadSchema } from '../app/schema.js';
+
+const LATEST_SCHEMA = (await loadSchema()).latest;
 import { sealContext } from '../db/sealed-columns.js';
 import { buildApp } from '../http/app.js';
 import { AdminCredentials } from '../modules/auth/admin-credentials.js';

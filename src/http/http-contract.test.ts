@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../test/helpers/dialects.js';
 import type { TestDatabase } from '../../test/helpers/dialects.js';
 import { ADMIN_PASSWORD, startTestApp } from '../../test/helpers/app.js';
-import { LATEST_SCHEMA } from '../db/migrate.js';
+import { loadSchema } from '../app/schema.js';
+
+const LATEST_SCHEMA = (await loadSchema()).latest;
 import type { TestApp } from '../../test/helpers/app.js';
 
 describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { Migration } from 'kysely';
 import type { Settings } from '../config/settings.js';
 import type { Db } from '../db/database.js';
+import type { MigrationSource } from '../db/migrate.js';
 import type { Infra } from '../infra/index.js';
 import type { Run } from './command-types.js';
 import type { HttpModule } from './route-types.js';
@@ -89,8 +89,7 @@ export type CommandKit<M> = {
 /** A record a module writes to the audit log itself (besides its routes' and commands', which are recorded for it). */
 export type AuditedAction = { action: string; when: string };
 
-/** Migrations by name (`0018_notes`), each loaded only when the migrator runs it. */
-export type MigrationSource = Readonly<Record<string, () => Promise<Migration>>>;
+export type { MigrationSource };
 
 type Listens = { readonly [E in EventName]?: (ctx: ModuleContext) => Promise<DeletionListener<ModuleEvents[E]>> };
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSettings } from '../../src/config/settings.js';
 import { createDb } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
+import { migrateToLatest } from '../../src/app/schema.js';
 import { createInfra } from '../../src/infra/infra.js';
 import type { Infra } from '../../src/infra/infra.js';
 import { createDomainsModule } from '../../src/modules/domains/index.js';
