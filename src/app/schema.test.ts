@@ -38,7 +38,7 @@ describe("the schema: the history and each module's migrations", () => {
     expect(() => createSchema([{ owner: 'notes', migrations: { '0011_notes': async () => noteMigration } }])).toThrow(
       'migration 0011_notes of module notes: number 0011 is taken by 0011_dns (src/db/migrations); take the next free number',
     );
-    const twice = [
+    const twice: Parameters<typeof createSchema>[0] = [
       { owner: 'a', migrations: { '0100_a': async () => noteMigration } },
       { owner: 'b', migrations: { '0100_b': async () => noteMigration } },
     ];

@@ -189,7 +189,17 @@ export type DkimRotationTable = {
 export type DnsSyncTable = { domain: string; provider: string; zone_id: string; api_token: string; enabled: number; updated_at: number; last_sync_at: number | null };
 export type DeliverabilityReportTable = { id: string; domain: string; created_at: number; failed: number; report_json: string };
 
-export type Database = {
+/**
+ * Every table, as Kysely sees it. A module adds its own tables beside its
+ * migration, in its folder (an interface, so that they merge in here):
+ *
+ *     declare module '../../db/schema.js' {
+ *       interface Database { notes: NoteTable }
+ *     }
+ *
+ * The tables below were made before modules declared their own.
+ */
+export interface Database {
   service_settings: ServiceSettingTable;
   admin_mfa: AdminMfaTable;
   sms_providers: SmsProviderTable;
@@ -218,7 +228,7 @@ export type Database = {
   panel_sessions: PanelSessionTable;
   /** Sealed backup secrets: the remote encryption key, remote credentials. */
   backup_secrets: { name: string; value: string; created_at: number; shown_at: number | null };
-};
+}
 
 /** A web-panel session: the cookie's id is kept only as its SHA-256; times in ms. */
 export type PanelSessionTable = {
