@@ -6,7 +6,7 @@ import { helperCommands } from './commands/helper.js';
 import { secretsCommands } from './commands/secrets.js';
 import { oneLineUsageErrors } from './usage-errors.js';
 import { installAuditHook } from './audit-hook.js';
-import { recordsChanges } from '../modules/command-types.js';
+import { notAudited } from '../modules/command-types.js';
 
 /**
  * The `mailsvc` program. Nothing is built here: every command builds what it
@@ -28,7 +28,9 @@ export async function buildProgram(): Promise<Command> {
   dbCommands(program);
   secretsCommands(program);
   helperCommands(program);
-  recordsChanges(program, ['secrets rotate-key']);
+  notAudited(program, ['serve'], 'runs the service: the API records the changes made through it');
+  notAudited(program, ['db migrate'], 'makes or updates the database the audit log lives in');
+  notAudited(program, ['helper serve', 'helper run'], "the root helper and its actions: the service's and the CLI's commands that ask for them are recorded");
   installAuditHook(program);
   // Usage errors of the mail commands leave as one `mailsvc: …` line (exit 2), like every other error.
   for (const cmd of program.commands) if (!['serve', 'admin', 'db', 'secrets', 'helper'].includes(cmd.name())) oneLineUsageErrors(cmd);

@@ -1,4 +1,5 @@
 import { wholeNumber } from '../../shared/terminal/options.js';
+import { notAudited, readOnly } from '../command-types.js';
 import type { Command } from 'commander';
 import type { JobRunner } from './job-runner.js';
 import type { Job, SampleJobInput } from './schema.js';
@@ -46,4 +47,6 @@ export function jobCommands(program: Command, open: OpenJobs, view: () => Progre
         process.off('SIGINT', interrupt);
       }
     });
+  readOnly(program, ['jobs show']);
+  notAudited(program, ['jobs sample'], 'a self-test of jobs: the sample job counts and changes nothing else');
 }

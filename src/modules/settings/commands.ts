@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { escapeControl, output, CliError } from '../../shared/terminal/output.js';
 import { yesNo } from '../../shared/terminal/options.js';
-import { recordsChanges } from '../command-types.js';
+import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { JobRunner } from '../jobs/index.js';
 import type { ProgressView } from '../../shared/terminal/progress.js';
@@ -105,5 +105,5 @@ export function settingsCommands(program: Command, run: Run<Deps>, view: () => P
       }
     });
 
-  recordsChanges(program, ['settings set', 'settings apply-update']);
+  readOnly(program, ['settings show', 'settings check-update']);
 }
