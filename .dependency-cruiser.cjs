@@ -65,6 +65,13 @@ module.exports = {
       to: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/(index|module)\\.ts$' },
     },
     {
+      name: 'doc-tables-stay-a-tool',
+      severity: 'error',
+      comment: 'doc-tables/ renders the generated tables of README.md and docs/audit.md (npm run docs:generate): nothing of the service imports it.',
+      from: { path: SRC, pathNot: '^src/doc-tables/' },
+      to: { path: '^src/doc-tables/' },
+    },
+    {
       name: 'http-cli-not-into-each-other',
       severity: 'error',
       comment: 'http/ and cli/ are two front doors; neither imports the other.',

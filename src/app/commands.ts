@@ -12,8 +12,21 @@ function commandKit(name: ModuleName): CommandKit<unknown> {
   };
 }
 
-/** Adds every module's commands (its manifest's `commands`), in the order of the module list. */
-export async function addModuleCommands(program: Command, given?: readonly AnyModuleManifest[]): Promise<void> {
-  const list = given ?? (await loadModuleList());
-  for (const m of list) (m.commands as ((p: Command, cli: CommandKit<unknown>) => void) | undefined)?.(program, commandKit(m.name));
+/** The commands that run something (no subcommands) under `cmd`. */
+export function leafCommands(cmd: Command): Command[] {
+  return cmd.commands.flatMap((c) => (c.commands.length === 0 ? [c] : leafCommands(c)));
+}
+
+/**
+ * Adds every module's commands (its manifest's `commands`), in the order of
+ * the module list; `owners`, when given, learns which module added each
+ * command (the generated docs link its page).
+ */
+export async function addModuleCommands(program: Command, opts: { list?: readonly AnyModuleManifest[]; owners?: Map<Command, AnyModuleManifest> } = {}): Promise<void> {
+  const list = opts.list ?? (await loadModuleList());
+  for (const m of list) {
+    const before = new Set(opts.owners ? leafCommands(program) : []);
+    (m.commands as ((p: Command, cli: CommandKit<unknown>) => void) | undefined)?.(program, commandKit(m.name));
+    for (const c of opts.owners ? leafCommands(program) : []) if (!before.has(c)) opts.owners?.set(c, m);
+  }
 }

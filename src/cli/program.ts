@@ -7,12 +7,14 @@ import { secretsCommands } from './commands/secrets.js';
 import { oneLineUsageErrors } from './usage-errors.js';
 import { installAuditHook } from './audit-hook.js';
 import { notAudited } from '../modules/command-types.js';
+import type { AnyModuleManifest } from '../modules/module-types.js';
 
 /**
  * The `mailsvc` program. Nothing is built here: every command builds what it
  * uses when it runs, so `mailsvc --help` opens no database and loads no key.
+ * `owners` learns which module added each command (the generated docs).
  */
-export async function buildProgram(): Promise<Command> {
+export async function buildProgram(opts: { owners?: Map<Command, AnyModuleManifest> } = {}): Promise<Command> {
   const program = new Command('mailsvc')
     .description('manage a self-hosted mail server')
     .version(SERVICE_VERSION)
@@ -24,7 +26,7 @@ export async function buildProgram(): Promise<Command> {
       const [{ serve }, { loadSettings }] = await Promise.all([import('../main.js'), import('../config/settings.js')]);
       await serve(loadSettings());
     });
-  await addModuleCommands(program);
+  await addModuleCommands(program, opts);
   dbCommands(program);
   secretsCommands(program);
   helperCommands(program);

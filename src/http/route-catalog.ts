@@ -16,6 +16,7 @@ export type RouteEntry = {
   access: 'none' | 'admin' | 'setup';
   scope: ApiKeyScope | undefined;
   mfaVerified: boolean;
+  /** Its requests are recorded in the audit log. */
   audited: boolean;
 };
 
@@ -41,7 +42,8 @@ export function collectRoutes(app: FastifyInstance, hooks: AdminHooks, into: Rou
         access,
         scope: route.config?.scope,
         mfaVerified: route.config?.mfaVerified === true,
-        audited: isAuditedRoute({ method, config: route.config ?? {} }),
+        // Written for an authenticated administrator (or, on a token-owner route, for the token's owner).
+        audited: isAuditedRoute({ method, config: route.config ?? {} }) && (access !== 'none' || route.config?.audit === 'token-owner'),
       });
     }
   });

@@ -9,6 +9,7 @@ declare module '../module-types.js' {
 
 export default defineModule({
   name: 'health',
+  doc: 'docs/stats.md',
   http: true,
   build: async (ctx) => {
     const [{ createHealthModule }, report] = await Promise.all([import('./index.js'), ctx.get('report')]);
