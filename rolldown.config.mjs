@@ -17,10 +17,10 @@ const STARTUP = new RegExp(
     '[\\\\/]node_modules[\\\\/]commander[\\\\/]',
     '[\\\\/]dist[\\\\/]cli[\\\\/](bin|program|output|usage-errors|audit-hook|commands[\\\\/](db|secrets|helper))\\.js',
     '[\\\\/]dist[\\\\/]shared[\\\\/](terminal[\\\\/][^\\\\/]+|errors|version|send-rate|mail-names|paging|secret-key-file|secret-box|fs-atomic|crypto)\\.js',
-    '[\\\\/]dist[\\\\/]modules[\\\\/]([^\\\\/]+[\\\\/]commands|command-types|route-types|accounts[\\\\/]quota)\\.js',
+    '[\\\\/]dist[\\\\/]modules[\\\\/]([^\\\\/]+[\\\\/](commands|module)|command-types|module-types|route-types|accounts[\\\\/]quota)\\.js',
     '[\\\\/]dist[\\\\/]helper[\\\\/]actions\\.js',
     '[\\\\/]dist[\\\\/]config[\\\\/]settings-error\\.js',
-    '[\\\\/]dist[\\\\/]app[\\\\/](commands|cli-runner)\\.js',
+    '[\\\\/]dist[\\\\/]app[\\\\/](commands|cli-runner|module-list)\\.js',
   ].join('|'),
 );
 

@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { fileURLToPath } from 'node:url';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +30,8 @@ if (!current) {
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // Written for src/modules/notes/: test/add-a-module.test.ts runs it there, in a copy of the tree.
+    exclude: [...configDefaults.exclude, 'test/example-module/**'],
     globalSetup: ['./test/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,

@@ -183,7 +183,7 @@ async function micro() {
   const log = pino({ level: LEVEL, redact: ['req.headers.authorization', 'req.headers.cookie'] }, sink);
   const settings = benchSettings({ dataDir, password: PASSWORD, logLevel: LEVEL });
   const modules = await openService(settings, { log });
-  const [{ tokens, guard, auth }, { service: mfa }] = await Promise.all([modules.auth(), modules.mfa()]);
+  const [{ tokens, guard, auth }, { service: mfa }] = await Promise.all([modules.get('auth'), modules.get('mfa')]);
   const ctx = { tokens, guard, auth, mfa, db: modules.infra.db, close: () => modules.infra.close() };
   try {
     const { access_token: token } = await ctx.tokens.issue('admin', false);

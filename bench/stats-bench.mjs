@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { createDb } from '../var/bench-build/src/db/database.js';
-import { migrateToLatest } from '../var/bench-build/src/db/migrate.js';
+import { migrateToLatest } from '../var/bench-build/src/app/schema.js';
 import { StatsRepository } from '../var/bench-build/src/modules/stats/stats.repository.js';
 import { StatsService } from '../var/bench-build/src/modules/stats/stats.service.js';
 

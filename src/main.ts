@@ -36,7 +36,7 @@ export async function serve(settings: Settings): Promise<void> {
       if ('path' in policyListen && (await socketInUse(policyListen.path))) {
         throw new AppError('unavailable', `MAILSVC_POLICY_LISTEN (${where}) is served by another running mailsvc: stop it, or set MAILSVC_POLICY_LISTEN to another path`);
       }
-      const sendLimits = await modules.sendLimits();
+      const sendLimits = await modules.get('send-limits');
       open.push(await bindOrExplain('MAILSVC_POLICY_LISTEN', where, () => sendLimits.startPolicyServer(policyListen, { maxConnections: mail.policyMaxConnections })));
       log.info({ listen: where }, 'postfix policy service listening');
     }
@@ -44,7 +44,7 @@ export async function serve(settings: Settings): Promise<void> {
       if (mail.authHookSocket && (await socketInUse(mail.authHookSocket))) {
         throw new AppError('unavailable', `MAILSVC_MAIL_AUTH_SOCKET (${mail.authHookSocket}) is served by another running mailsvc: stop it, or set MAILSVC_MAIL_AUTH_SOCKET to another path`);
       }
-      const mailAuth = await modules.mailAuth();
+      const mailAuth = await modules.get('mail-auth');
       const where = [mail.authHookSocket, mail.authHookListen && `${mail.authHookListen.host}:${mail.authHookListen.port}`].filter(Boolean).join(', ');
       const hook = await bindOrExplain(mail.authHookListen ? 'MAILSVC_MAIL_AUTH_LISTEN' : 'MAILSVC_MAIL_AUTH_SOCKET', where, () =>
         mailAuth.startHookServer({
@@ -60,13 +60,13 @@ export async function serve(settings: Settings): Promise<void> {
     open.push({ close: () => app.close() });
     await bindOrExplain('MAILSVC_API_PORT', `${settings.apiHost}:${settings.apiPort}`, () => app.listen({ host: settings.apiHost, port: settings.apiPort }));
     // Other hosts' `mailsvc topology show` list this instance by its heartbeat in Redis.
-    open.push((await modules.report()).startHeartbeat(`${settings.apiHost}:${settings.apiPort}`));
+    open.push((await modules.get('report')).startHeartbeat(`${settings.apiHost}:${settings.apiPort}`));
   } catch (err) {
     await closeAll();
     throw err;
   }
   // Jobs left by a process that died are marked failed; queued ones start.
-  await (await modules.jobs()).runner.recover();
+  await (await modules.get('jobs')).runner.recover();
   // mailsvc commands on the host (admin mfa reset) signal changes the caches must not hide.
   modules.infra.changes.watch(() => void modules.dropCaches());
   const stop = async (): Promise<void> => {

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb } from '../src/db/database.js';
-import { migrateToLatest } from '../src/db/migrate.js';
+import { migrateToLatest } from '../src/app/schema.js';
 import { DIALECTS, createTestDatabase, dialectAvailable } from './helpers/dialects.js';
 import type { TestDatabase } from './helpers/dialects.js';
 import { skipNotice } from './helpers/services.js';

@@ -500,7 +500,7 @@ describe.skipIf(unavailable !== null)('the web panel in Chromium, against the re
   }, 120_000);
 
   it('DNS: the domain picker finds any domain on the server, beyond the first page; a bad search shows at its field', async () => {
-    const domains = (await stack.t.ctx.modules.domains()).service;
+    const domains = (await stack.t.ctx.modules.get('domains')).service;
     for (let i = 0; i < 60; i++) await domains.create(`zz-bulk-${String(i).padStart(2, '0')}.example`);
     const total = (JSON.parse((await viaPanel('/domains?limit=1')).body) as { total: number }).total;
     expect(total).toBeGreaterThan(60);
@@ -532,7 +532,7 @@ describe.skipIf(unavailable !== null)('the web panel in Chromium, against the re
   }, 60_000);
 
   it('statistics: the log collected into the database, shown as totals, the chart and per mailbox', async () => {
-    const stats = await stack.t.ctx.modules.stats();
+    const stats = await stack.t.ctx.modules.get('stats');
     expect(await stats.service.collect()).toMatchObject({ rows_added: 3 });
     await go('stats');
     await expect.poll(() => page.getByTestId('total-all').textContent()).toBe('3');

@@ -28,12 +28,12 @@ export function ablateBeforeContext(set) {
 
 export async function ablateContext(modules, set) {
   if (set.has('guard')) {
-    const { guard } = await modules.auth();
+    const { guard } = await modules.get('auth');
     const principal = { subject: modules.infra.settings.adminUsername, via: 'bearer', mfaVerified: false, tokenId: 'ablated' };
     guard.authenticate = async () => principal;
   }
   if (set.has('mfa')) {
-    const mfa = (await modules.mfa()).service;
+    const mfa = (await modules.get('mfa')).service;
     const status = await mfa.status();
     mfa.status = async () => ({ ...status });
   }

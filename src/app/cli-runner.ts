@@ -1,20 +1,10 @@
 import { existsSync } from 'node:fs';
 import type { Settings } from '../config/settings.js';
 import type { Run } from '../modules/command-types.js';
+import type { ModuleContext, RunOptions } from '../modules/module-types.js';
 import { CliError } from '../shared/terminal/output.js';
 import type { Modules } from './modules.js';
-
-export type RunOptions = {
-  /** Check that the database is migrated before running (every command that reads or writes it). */
-  schema?: boolean;
-  /** The module keeps state in Redis when MAILSVC_REDIS_URL is set (limit maps, tokens): connect it first. */
-  redis?: boolean;
-  /**
-   * false: the command never opens the database (queue, settings paths), so
-   * Kysely and the drivers are not even loaded. Implies schema: false.
-   */
-  database?: boolean;
-};
+import { loadModuleList } from './module-list.js';
 
 /**
  * A module's command at work: the settings, the infrastructure and the one
@@ -42,26 +32,29 @@ function assertDatabaseExists(settings: Settings): void {
 type Opened = { settings: Settings; modules: Modules; close(): Promise<void> };
 
 async function open(database = true): Promise<Opened> {
-  const [{ loadSettings }, { createInfra, stderrLogger }, { Modules }, db] = await Promise.all([
+  const [{ loadSettings }, { createInfra, stderrLogger }, { Modules }, list, db, schema] = await Promise.all([
     import('../config/settings.js'),
     import('../infra/index.js'),
     import('./modules.js'),
+    loadModuleList(),
     database ? import('../db/database.js') : undefined,
+    database ? import('./schema.js').then((s) => s.loadSchema()) : undefined,
   ]);
   const settings = loadSettings();
   const level = process.env.MAILSVC_LOG_LEVEL ? settings.logLevel : 'warn';
-  const infra = createInfra(settings, { log: () => stderrLogger(level), ...(db ? { openDb: db.createDb } : {}) });
-  return { settings, modules: new Modules(infra), close: () => infra.close() };
+  const infra = createInfra(settings, { log: () => stderrLogger(level), ...(db && schema ? { openDb: db.createDb, schema } : {}) });
+  return { settings, modules: new Modules(infra, {}, list), close: () => infra.close() };
 }
 
 /** The newest migration applied to the configured database, or null when it has none (or no SQLite file). */
 async function applied(settings: Settings, modules: Modules): Promise<{ applied: string | null; latest: string }> {
-  const { LATEST_SCHEMA, appliedSchema } = await import('../db/migrate.js');
-  if (settings.databaseUrl.startsWith('sqlite://') && !existsSync(settings.databaseUrl.slice('sqlite://'.length))) return { applied: null, latest: LATEST_SCHEMA };
-  return { applied: await appliedSchema(modules.infra.db), latest: LATEST_SCHEMA };
+  const { appliedSchema } = await import('../db/migrate.js');
+  const latest = modules.infra.schema.latest;
+  if (settings.databaseUrl.startsWith('sqlite://') && !existsSync(settings.databaseUrl.slice('sqlite://'.length))) return { applied: null, latest };
+  return { applied: await appliedSchema(modules.infra.db), latest };
 }
 
-export function runModule<M>(pick: (modules: Modules) => Promise<M>, opts: RunOptions = {}): Run<M> {
+export function runModule<M>(pick: (modules: ModuleContext) => Promise<M>, opts: RunOptions = {}): Run<M> {
   return async (fn) => {
     const { settings, modules, close } = await open(opts.database !== false);
     try {
@@ -88,7 +81,7 @@ export function runModule<M>(pick: (modules: Modules) => Promise<M>, opts: RunOp
  * made (`admin set-password` on a new host): `fn` gets null when the
  * database is missing or not migrated to this version.
  */
-export function runModuleIfMigrated<M>(pick: (modules: Modules) => Promise<M>, opts: RunOptions = {}): Run<M | null> {
+export function runModuleIfMigrated<M>(pick: (modules: ModuleContext) => Promise<M>, opts: RunOptions = {}): Run<M | null> {
   return async (fn) => {
     const { settings, modules, close } = await open();
     try {

@@ -1,11 +1,12 @@
 import type { Settings } from '../config/settings.js';
 import { createDb } from '../db/database.js';
-import { migrateToLatest } from '../db/migrate.js';
 import { createInfra } from '../infra/index.js';
 import type { Infra, InfraOptions } from '../infra/index.js';
 import { Modules } from './modules.js';
+import { loadModuleList } from './module-list.js';
+import { schemaOf } from './schema.js';
 import { ensureDataDir, looseModes } from '../infra/data-dir.js';
-import type { ModuleOptions } from './modules.js';
+import type { ModuleOptions } from '../modules/module-types.js';
 
 /**
  * The long-running service's dependencies: the infrastructure, connected and
@@ -13,16 +14,17 @@ import type { ModuleOptions } from './modules.js';
  */
 export async function openService(settings: Settings, opts: InfraOptions & ModuleOptions & { migrate?: boolean } = {}): Promise<Modules> {
   ensureDataDir(settings);
-  const infra: Infra = createInfra(settings, { createKeyFile: true, openDb: createDb, ...opts });
+  const list = await loadModuleList();
+  const infra: Infra = createInfra(settings, { createKeyFile: true, openDb: createDb, schema: schemaOf(list), ...opts });
   try {
-    if (opts.migrate !== false) await migrateToLatest(infra.db);
+    if (opts.migrate !== false) await infra.schema.migrateToLatest(infra.db);
     await infra.connectRedis();
   } catch (err) {
     await infra.close();
     throw err;
   }
   for (const line of looseModes(settings)) infra.log.warn(`data directory too open: ${line}`);
-  const modules = new Modules(infra, opts);
+  const modules = new Modules(infra, opts, list);
   if (opts.migrate !== false) await modules.prepare();
   return modules;
 }

@@ -2,7 +2,7 @@ import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { runModule } from '../app/cli-runner.js';
 import { SettingsError } from '../config/settings-error.js';
-import { changesState } from '../modules/command-types.js';
+import { isAudited } from '../modules/command-types.js';
 import type { AuditRecord } from '../modules/audit/index.js';
 import { AppError } from '../shared/errors.js';
 import { CliError } from './output.js';
@@ -54,7 +54,7 @@ export async function describeCommand(cmd: Command): Promise<Pick<AuditRecord, '
  * itself already said so.
  */
 async function record(rec: AuditRecord): Promise<void> {
-  const written = await runModule((m) => m.audit())((audit) => audit.service.record(rec)).catch(() => false);
+  const written = await runModule((m) => m.get('audit'))((audit) => audit.service.record(rec)).catch(() => false);
   // A failed command has said what went wrong (often the same unreachable database): one line is enough.
   if (!written && rec.result === 'ok') process.stderr.write('mailsvc: warning: the change was made, but its audit record could not be written\n');
 }
@@ -62,9 +62,10 @@ async function record(rec: AuditRecord): Promise<void> {
 let running: Command | undefined;
 
 /**
- * Records every run of a state-changing command (`recordsChanges` in the
- * module's commands): who (the OS user), from `cli`, the command, its target
- * and its options with secrets redacted, and `ok` or the error's code. A
+ * Records every run of a command that runs something, unless its module marks
+ * it `readOnly` or `notAudited` (command-types.ts): who (the OS user), from
+ * `cli`, the command, its target and its options with secrets redacted, and
+ * `ok` or the error's code. A
  * success is recorded after the action; a failure by `recordFailure`, called
  * with the error before the CLI exits. An audit failure never changes the
  * command's outcome.
@@ -75,13 +76,13 @@ export function installAuditHook(program: Command): void {
   });
   program.hook('postAction', async (_program, action) => {
     running = undefined;
-    if (changesState(action)) await record({ actor: hostActor(), tokenId: null, source: 'cli', result: 'ok', ...(await describeCommand(action)) });
+    if (isAudited(action)) await record({ actor: hostActor(), tokenId: null, source: 'cli', result: 'ok', ...(await describeCommand(action)) });
   });
 }
 
 export async function recordFailure(err: unknown): Promise<void> {
   const action = running;
   running = undefined;
-  if (!action || !changesState(action)) return;
+  if (!action || !isAudited(action)) return;
   await record({ actor: hostActor(), tokenId: null, source: 'cli', result: resultOf(err ?? new Error('failed')), ...(await describeCommand(action)) }).catch(() => undefined);
 }

@@ -4,7 +4,7 @@ import { buildProgram } from './program.js';
 import { fail } from './output.js';
 
 buildProgram()
-  .parseAsync(process.argv)
+  .then((program) => program.parseAsync(process.argv))
   .catch(async (err: unknown) => {
     await recordFailure(err);
     fail(err);

@@ -11,12 +11,14 @@ import { skipNotice } from '../../test/helpers/services.js';
 import { createContext } from '../../test/helpers/context.js';
 import type { TestContext as AppContext } from '../../test/helpers/context.js';
 import { loadSettings } from '../config/settings.js';
-import { LATEST_SCHEMA } from '../db/migrate.js';
+import { loadSchema } from '../app/schema.js';
 import { sealContext } from '../db/sealed-columns.js';
 import { buildApp } from '../http/app.js';
 import { AdminCredentials } from '../modules/auth/admin-credentials.js';
 import { writeKeyFile } from '../shared/secret-key-file.js';
 import { SecretBox } from '../shared/secret-box.js';
+
+const LATEST_SCHEMA = (await loadSchema()).latest;
 
 /** The `mailsvc` command, built and run the way an operator runs it. */
 const PASSWORD = 'a-new-password-20-ch';

@@ -16,8 +16,13 @@ import * as m0013 from './migrations/0013_service_settings.js';
 import * as m0014 from './migrations/0014_panel_sessions.js';
 import * as m0017 from './migrations/0017_stats_indexes.js';
 
-/** Migrations in order; names sort by their numeric prefix. */
-const MIGRATIONS: Record<string, Migration> = {
+/**
+ * The migrations made before each module declared its own (history: never
+ * edited, never renumbered; the names stand in kysely_migration on every
+ * database). A module's new migrations live in its folder and come in
+ * through its manifest (`migrations` in module.ts): see createSchema.
+ */
+export const HISTORY: Readonly<Record<string, Migration>> = {
   '0001_auth': m0001,
   '0002_mail': m0002,
   '0003_audit_jobs': m0003,
@@ -34,23 +39,66 @@ const MIGRATIONS: Record<string, Migration> = {
   '0017_stats_indexes': m0017,
 };
 
-const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };
+/** Migrations by name (`0018_notes`), each loaded only when the migrator runs it. */
+export type MigrationSource = Readonly<Record<string, () => Promise<Migration>>>;
 
-export const LATEST_SCHEMA = Object.keys(MIGRATIONS).sort().at(-1) ?? 'none';
+/** The schema this version of mailsvc needs: every migration, in the order of their names. */
+export type Schema = {
+  /** The newest migration (what `/health/details` calls schema_latest). */
+  readonly latest: string;
+  /** Every migration's name, in order. */
+  readonly names: readonly string[];
+  /** Applies the pending migrations; returns the names applied now. */
+  migrateToLatest(db: Db): Promise<string[]>;
+  /** The newest applied migration this version knows, or null before the first. */
+  version(db: Db): Promise<string | null>;
+};
 
-/** Applies pending migrations; returns the names applied now. */
-export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db, provider });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-}
+const NAME = /^(\d{4})_[a-z0-9_]+$/;
 
-/** The name of the newest applied migration, or null before the first. */
-export async function schemaVersion(db: Db): Promise<string | null> {
-  const migrator = new Migrator({ db, provider });
-  const all = await migrator.getMigrations();
-  return all.filter((m) => m.executedAt !== undefined).map((m) => m.name).sort().at(-1) ?? null;
+/**
+ * The history and the migrations each module declares (`owner` names the
+ * module in errors). Names must look like `0018_notes` and their numbers be
+ * unique across every module: the migrator runs them in the order of their
+ * names, and refuses a new one that sorts before one a database has applied.
+ */
+export function createSchema(declared: readonly { owner: string; migrations: MigrationSource }[] = []): Schema {
+  const all: Record<string, Migration | (() => Promise<Migration>)> = { ...HISTORY };
+  const byNumber = new Map(Object.keys(HISTORY).map((n) => [n.slice(0, 4), `${n} (src/db/migrations)`]));
+  for (const { owner, migrations } of declared) {
+    for (const [name, load] of Object.entries(migrations)) {
+      const m = NAME.exec(name);
+      if (!m) throw new Error(`migration ${name} of module ${owner}: a name is <4 digits>_<lowercase words>, e.g. 0018_notes`);
+      const taken = byNumber.get(m[1] as string);
+      if (taken) throw new Error(`migration ${name} of module ${owner}: number ${m[1]} is taken by ${taken}; take the next free number`);
+      byNumber.set(m[1] as string, `${name} (module ${owner})`);
+      all[name] = load;
+    }
+  }
+  const names = Object.keys(all).sort();
+  const provider: MigrationProvider = {
+    getMigrations: async () => {
+      const loaded: Record<string, Migration> = {};
+      for (const name of names) {
+        const m = all[name] as Migration | (() => Promise<Migration>);
+        loaded[name] = typeof m === 'function' ? await m() : m;
+      }
+      return loaded;
+    },
+  };
+  return {
+    latest: names.at(-1) ?? 'none',
+    names,
+    async migrateToLatest(db) {
+      const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+      if (error) throw error instanceof Error ? error : new Error(String(error));
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    async version(db) {
+      const applied = await new Migrator({ db, provider }).getMigrations();
+      return applied.filter((m) => m.executedAt !== undefined).map((m) => m.name).sort().at(-1) ?? null;
+    },
+  };
 }
 
 /**

@@ -19,6 +19,8 @@ import { registerAuditHook } from './audit-hook.js';
 import { registerClientIp } from './client-ip.js';
 import { registerBodyTimeout } from './body-timeout.js';
 import { RequestLog } from './request-log.js';
+import { collectRoutes } from './route-catalog.js';
+import type { RouteEntry } from './route-catalog.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -36,8 +38,12 @@ function adminHooks(guard: AdminGuard, panel: PanelCallMarker | undefined): Admi
   return { admin: hook(false), setup: hook(true) };
 }
 
-/** The Fastify app: schemas, OpenAPI, error mapping, every module's routes. No business rules here. */
-export async function buildApp(modules: Modules): Promise<FastifyInstance> {
+/**
+ * The Fastify app: schemas, OpenAPI, error mapping, every module's routes. No
+ * business rules here. `routes`: filled with every route as it is registered
+ * (the docs generator and the contract test).
+ */
+export async function buildApp(modules: Modules, opts: { routes?: RouteEntry[] } = {}): Promise<FastifyInstance> {
   const { settings, log } = modules.infra;
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
@@ -67,17 +73,23 @@ export async function buildApp(modules: Modules): Promise<FastifyInstance> {
   registerNoStore(app);
   app.addSchema(ErrorBody);
 
-  const [auth, audit] = await Promise.all([modules.auth(), modules.audit()]);
+  const [auth, audit] = await Promise.all([modules.get('auth'), modules.get('audit')]);
   // The panel's calls are told apart from any other by a marker only this process knows.
-  const panel = settings.enableWebPanel ? await modules.panel() : undefined;
+  const panel = settings.enableWebPanel ? await modules.get('panel') : undefined;
   const kit = { hooks: adminHooks(auth.guard, panel?.marker), errors: errorResponses };
+  let registering: string | null = null;
+  if (opts.routes) collectRoutes(app, kit.hooks, opts.routes, () => registering);
   registerOptionalBodies(app);
   await app.register(swagger, swaggerOptions(app, kit.hooks));
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   // Every state-changing call of an administrator is recorded once its answer has gone out.
   registerAuditHook(app, audit.service, (token) => auth.tokens.validate(token));
-  for (const module of await modules.http()) await module.routes(app, kit);
+  for (const { manifest, module } of await modules.http()) {
+    registering = manifest.name;
+    await module.routes(app, kit);
+  }
+  registering = null;
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   await app.ready();
   return app;

@@ -7,9 +7,6 @@ import { isSecretName, REDACTED, summarize } from '../modules/audit/index.js';
 export type TokenOwner = (token: string) => Promise<{ subject: string; tokenId: string } | null>;
 
 const READ_ONLY = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** Sign-in steps: their failures belong to the auth log (which fail2ban reads), not to the audit log. */
-const NOT_AUDITED = new Set(['POST /auth/login', 'POST /auth/mfa/sms', 'POST /auth/mfa/verify']);
-const LOGOUT = 'POST /auth/logout';
 /** Body fields that name what a create acts on, when the URL has no parameter. */
 const TARGET_FIELDS = ['address', 'name', 'source', 'domain'];
 
@@ -37,6 +34,17 @@ function targetOf(params: unknown, body: unknown): string | null {
   return null;
 }
 
+/**
+ * Whether the audit log records the requests of a route: every method but
+ * GET, HEAD and OPTIONS, unless the route says `config: { audit: false }`.
+ * (Only an authenticated administrator's requests, or a `token-owner`
+ * route's, are then written: the others are failed sign-ins.)
+ */
+export function isAuditedRoute(route: { method: string | string[]; config?: { audit?: false | 'token-owner' } }): boolean {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  return !methods.every((m) => READ_ONLY.has(m)) && route.config?.audit !== false;
+}
+
 /** A route option that holds no hook, one, or a list. */
 function hookList(h: unknown): unknown[] {
   return h === undefined ? [] : Array.isArray(h) ? h : [h];
@@ -50,21 +58,22 @@ function hookList(h: unknown): unknown[] {
  */
 export function registerAuditHook(app: FastifyInstance, audit: AuditService, tokenOwner: TokenOwner): void {
   const errors = new WeakMap<FastifyRequest, string>();
-  const loggingOut = new WeakMap<FastifyRequest, { subject: string; tokenId: string } | null>();
+  const tokenOwners = new WeakMap<FastifyRequest, { subject: string; tokenId: string } | null>();
   const key = (req: FastifyRequest): string => `${req.method} ${req.routeOptions.url ?? ''}`;
 
   const onError = async (req: FastifyRequest, _reply: unknown, err: FastifyError | Error): Promise<void> => {
     errors.set(req, errorCode(err));
   };
   // Logout revokes its token: read whose it is before the handler does.
-  const beforeLogout = async (req: FastifyRequest): Promise<void> => {
+  const readTokenOwner = async (req: FastifyRequest): Promise<void> => {
     const body = req.body as { access_token?: string } | undefined;
     const token = body?.access_token ?? /^bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
-    loggingOut.set(req, token ? await tokenOwner(token).catch(() => null) : null);
+    tokenOwners.set(req, token ? await tokenOwner(token).catch(() => null) : null);
   };
   const onResponse = async (req: FastifyRequest, reply: { statusCode: number }): Promise<void> => {
     const action = key(req);
-    const who = action === LOGOUT ? (loggingOut.get(req) ?? null) : req.admin ? { subject: req.admin.subject, tokenId: req.admin.tokenId } : undefined;
+    const byTokenOwner = req.routeOptions.config.audit === 'token-owner';
+    const who = byTokenOwner ? (tokenOwners.get(req) ?? null) : req.admin ? { subject: req.admin.subject, tokenId: req.admin.tokenId } : undefined;
     // Requests that never authenticated are failed sign-ins: the auth log has them.
     if (who === undefined) return;
     const status = reply.statusCode;
@@ -81,11 +90,9 @@ export function registerAuditHook(app: FastifyInstance, audit: AuditService, tok
   };
   // The hooks go on the state-changing routes only, as each is declared: a read pays for none of them.
   app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (methods.every((m) => READ_ONLY.has(m))) return;
-    if (methods.every((m) => NOT_AUDITED.has(`${m} ${route.url}`))) return;
+    if (!isAuditedRoute(route)) return;
     route.onError = [...hookList(route.onError), onError] as typeof route.onError;
     route.onResponse = [...hookList(route.onResponse), onResponse] as typeof route.onResponse;
-    if (methods.some((m) => `${m} ${route.url}` === LOGOUT)) route.preHandler = [...hookList(route.preHandler), beforeLogout] as typeof route.preHandler;
+    if (route.config?.audit === 'token-owner') route.preHandler = [...hookList(route.preHandler), readTokenOwner] as typeof route.preHandler;
   });
 }

@@ -2,8 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../test/helpers/dialects.js';
 import type { TestDatabase } from '../../test/helpers/dialects.js';
 import { ADMIN_PASSWORD, startTestApp } from '../../test/helpers/app.js';
-import { LATEST_SCHEMA } from '../db/migrate.js';
 import type { TestApp } from '../../test/helpers/app.js';
+import { loadSchema } from '../app/schema.js';
+import { buildApp } from './app.js';
+import type { RouteEntry } from './route-catalog.js';
+
+const LATEST_SCHEMA = (await loadSchema()).latest;
+
+type OpenApi = {
+  openapi: string;
+  paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>>;
+  components: { securitySchemes: object };
+};
 
 describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
   let db: TestDatabase;
@@ -19,36 +29,30 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
   const raw = (url: string, payload: string | Buffer, contentType = 'application/json') =>
     t.app.inject({ method: 'POST', url, payload, headers: { 'content-type': contentType } });
 
-  it('/openapi.json is OpenAPI 3.1 with the /auth operations, health, the mail resources, API keys, audit and jobs', async () => {
+  /** Every operation of the document the service serves, as `METHOD /path/{param}`. */
+  const documented = async (): Promise<{ doc: OpenApi; ops: string[] }> => {
     const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(res.statusCode).toBe(200);
-    const doc = res.json<{ openapi: string; paths: Record<string, Record<string, unknown>>; components: { securitySchemes: object } }>();
+    const doc = res.json<OpenApi>();
+    return { doc, ops: Object.entries(doc.paths).flatMap(([p, m]) => Object.keys(m).map((verb) => `${verb.toUpperCase()} ${p}`)) };
+  };
+
+  it('/openapi.json is OpenAPI 3.1 and documents every route the modules register, and nothing else', async () => {
+    const { doc, ops } = await documented();
     expect(doc.openapi).toBe('3.1.0');
-    const ops = Object.entries(doc.paths).flatMap(([p, m]) => Object.keys(m).map((verb) => `${verb.toUpperCase()} ${p}`));
-    expect(ops.sort()).toEqual(
-      [
-        'POST /auth/login', 'POST /auth/mfa/sms', 'POST /auth/mfa/verify', 'POST /auth/logout', 'GET /auth/mfa',
-        'POST /auth/mfa/totp/enroll', 'POST /auth/mfa/totp/confirm', 'DELETE /auth/mfa/totp', 'PATCH /auth/mfa/sms',
-        'GET /auth/mfa/providers', 'PUT /auth/mfa/providers', 'GET /health', 'GET /health/details',
-        'POST /domains', 'GET /domains', 'GET /domains/{domain}', 'PATCH /domains/{domain}', 'DELETE /domains/{domain}',
-        'POST /accounts', 'GET /accounts', 'GET /accounts/{id}', 'PATCH /accounts/{id}', 'DELETE /accounts/{id}',
-        'POST /accounts/send-limits/sync', 'POST /accounts/{id}/app-passwords', 'GET /accounts/{id}/app-passwords',
-        'DELETE /accounts/{id}/app-passwords/{appId}',
-        'POST /aliases', 'GET /aliases', 'GET /aliases/{alias}', 'DELETE /aliases/{alias}',
-        'GET /admin/audit', 'GET /admin/jobs/{id}', 'POST /admin/jobs/sample',
-        'POST /auth/mfa/recovery-codes', 'POST /auth/api-keys', 'GET /auth/api-keys', 'DELETE /auth/api-keys/{id}',
-        'GET /admin/queue', 'GET /admin/queue/counts', 'POST /admin/queue/{id}/hold', 'POST /admin/queue/{id}/release',
-        'DELETE /admin/queue/{id}', 'DELETE /admin/queue',
-        'GET /admin/limits', 'PATCH /admin/limits', 'POST /admin/limits/apply',
-        'GET /admin/doctor', 'GET /admin/bans', 'POST /admin/bans', 'DELETE /admin/bans/{ip}',
-        'GET /admin/firewall', 'PUT /admin/firewall', 'POST /admin/firewall/confirm',
-        'GET /metrics', 'GET /stats/summary', 'GET /stats/mailboxes', 'GET /stats/timeline',
-        'GET /admin/settings', 'PATCH /admin/settings', 'POST /admin/settings/check-update', 'POST /admin/settings/apply-update',
-        'POST /domains/{domain}/dkim', 'GET /domains/{domain}/dns-plan', 'GET /domains/{domain}/dns-sync', 'PUT /domains/{domain}/dns-sync',
-        'POST /domains/{domain}/dns-sync/run', 'POST /domains/{domain}/deliverability', 'GET /domains/{domain}/deliverability', 'GET /dns/deliverability',
-        'GET /admin/backups', 'POST /admin/backups', 'GET /admin/backups/settings', 'PATCH /admin/backups/settings', 'POST /admin/backups/verify',
-      ].sort(),
-    );
+    // The same modules, registered again with the route catalog on: what the service really serves.
+    const routes: RouteEntry[] = [];
+    const again = await buildApp(t.ctx.modules, { routes });
+    try {
+      const served = routes.filter((r) => !r.hidden && r.method !== 'HEAD').map((r) => `${r.method} ${r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
+      expect(new Set(ops).size).toBe(ops.length);
+      expect([...ops].sort()).toEqual([...served].sort());
+      // Every module that says it serves HTTP does, and only those modules register routes.
+      const serving = (await t.ctx.modules.http()).map((h) => h.manifest.name);
+      expect([...new Set(routes.filter((r) => !r.hidden).flatMap((r) => (r.module ? [r.module] : [])))].sort()).toEqual([...serving].sort());
+    } finally {
+      await again.close();
+    }
     // The new routes carry their schemas: the key's body, the answer shown once, the scopes as an enum.
     const create = doc.paths['/auth/api-keys']?.post as { requestBody: unknown; responses: Record<string, unknown> };
     expect(JSON.stringify(create.requestBody)).toContain('"expires_at"');
@@ -64,6 +68,19 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
     expect(doc.components.securitySchemes).toMatchObject({ bearer: { scheme: 'bearer' }, basic: { scheme: 'basic' } });
     const login = doc.paths['/auth/login']?.post as { responses: Record<string, unknown> };
     expect(Object.keys(login.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '422', '429']));
+  });
+
+  it('every documented operation answers a request without credentials with a status the document gives it, never as an unknown route', async () => {
+    const { doc } = await documented();
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [verb, op] of Object.entries(methods)) {
+        const url = path.replace(/\{[^}]+\}/g, 'x1');
+        const res = await t.app.inject({ method: verb.toUpperCase() as 'GET', url, ...(op.requestBody ? { payload: {} } : {}) });
+        const what = `${verb.toUpperCase()} ${path} answered ${res.statusCode} ${res.body.slice(0, 120)}`;
+        expect(res.json<{ detail?: string }>().detail ?? '', what).not.toMatch(/^Not found: /);
+        expect(Object.keys(op.responses), what).toContain(String(res.statusCode));
+      }
+    }
   });
 
   it('/docs serves the API docs page', async () => {

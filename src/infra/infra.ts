@@ -6,6 +6,7 @@ import type { Settings } from '../config/settings.js';
 import { dialectOf } from '../db/dialect.js';
 import type { DialectName } from '../db/dialect.js';
 import type { Db } from '../db/database.js';
+import type { Schema } from '../db/migrate.js';
 import type { OutboundPolicy } from '../adapters/outbound/address-policy.js';
 import { createRedis } from '../adapters/redis/redis-client.js';
 import type { HelperClient } from '../adapters/helper-client.js';
@@ -30,6 +31,8 @@ export type Infra = {
   readonly dialect: DialectName;
   /** The database, opened on first use. Never migrated here: `serve` and `db migrate` do that. */
   readonly db: Db;
+  /** The schema this version needs (every module's migrations): its latest name, its migrator. */
+  readonly schema: Schema;
   /** The MAILSVC_REDIS_URL client (made on first use, connects on its first command); undefined without it. */
   readonly redis: Redis | undefined;
   /** Seals and opens stored secrets; reads (or on first start writes) the key file on first use. */
@@ -59,6 +62,8 @@ export type InfraOptions = {
    * programming error, reported as such.
    */
   openDb?: (url: string) => Db;
+  /** The schema of the module list (src/app/schema.ts), given with `openDb`. */
+  schema?: Schema;
 };
 
 // Loaded on first use: a CLI command that logs nothing and uses no Redis loads neither.
@@ -123,6 +128,10 @@ export function createInfra(settings: Settings, opts: InfraOptions = {}): Infra 
     dialect: dialectOf(settings.databaseUrl),
     get db() {
       return db();
+    },
+    get schema() {
+      if (!opts.schema) throw new Error('this command was built without the database (createInfra without schema)');
+      return opts.schema;
     },
     get redis() {
       return redis();

@@ -15,19 +15,43 @@ export function commandGroup(program: Command, name: string, description: string
   return program.commands.find((c) => c.name() === name) ?? program.command(name).description(description);
 }
 
-/** Commands that change state: the CLI records each run of them in the audit log. */
-const CHANGING = new WeakSet<Command>();
+/**
+ * The audit log: every command that runs something (a command without
+ * subcommands) is recorded — who, what, its target and options, the result —
+ * unless its module marks it here. So a new command is audited unless someone
+ * says otherwise, and docs/audit.md lists both kinds with the reasons.
+ */
+const NOT_AUDITED = new WeakMap<Command, string>();
 
-/** Marks the commands at these paths (`'domains delete'`, from `program`) as changing state. */
-export function recordsChanges(program: Command, paths: string[]): void {
+/** What `readOnly` records as the reason. */
+export const READS_ONLY = 'reads only';
+
+function mark(program: Command, paths: readonly string[], why: string): void {
   for (const path of paths) {
     let cmd: Command | undefined = program;
     for (const name of path.split(' ')) cmd = cmd?.commands.find((c) => c.name() === name);
-    if (!cmd) throw new Error(`recordsChanges: no command "${path}"`);
-    CHANGING.add(cmd);
+    if (!cmd) throw new Error(`no command "${path}" to mark as not audited`);
+    if (cmd.commands.length > 0) throw new Error(`"${path}" is a group of commands: mark its commands`);
+    NOT_AUDITED.set(cmd, why);
   }
 }
 
-export function changesState(cmd: Command): boolean {
-  return CHANGING.has(cmd);
+/** The commands at these paths (`'domains list'`, from `program`) only read: not recorded in the audit log. */
+export function readOnly(program: Command, paths: readonly string[]): void {
+  mark(program, paths, READS_ONLY);
+}
+
+/** The commands at these paths change something but are not recorded; `why` says why (docs/audit.md shows it). */
+export function notAudited(program: Command, paths: readonly string[], why: string): void {
+  mark(program, paths, why);
+}
+
+/** Whether a run of this command is recorded in the audit log. */
+export function isAudited(cmd: Command): boolean {
+  return cmd.commands.length === 0 && !NOT_AUDITED.has(cmd);
+}
+
+/** Why a command is not recorded (`READS_ONLY` or a module's reason); undefined when it is. */
+export function notAuditedBecause(cmd: Command): string | undefined {
+  return NOT_AUDITED.get(cmd);
 }

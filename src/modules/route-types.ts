@@ -44,6 +44,14 @@ declare module 'fastify' {
     reauth?: boolean;
     /** The body may be left out: it is then `{}`, and the OpenAPI document marks it optional. */
     bodyOptional?: boolean;
+    /**
+     * The audit log records every request other than GET, HEAD and OPTIONS of
+     * an authenticated administrator (docs/audit.md). `false`: never (the
+     * sign-in steps, whose failures belong in the auth log); `'token-owner'`:
+     * whoever sent it, as the owner of the access token in the body or the
+     * Authorization header, read before the handler runs (logout).
+     */
+    audit?: false | 'token-owner';
   }
 }
 

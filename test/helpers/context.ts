@@ -6,6 +6,7 @@ import { openService } from '../../src/app/service.js';
 import type { Modules } from '../../src/app/modules.js';
 import type { MailSessionKicker } from '../../src/adapters/dovecot/doveadm.js';
 import type { SendFn } from '../../src/modules/sms/index.js';
+import type { ModuleName, ModuleRegistry } from '../../src/modules/module-types.js';
 import type { Clock } from '../../src/shared/clock.js';
 
 export type ContextOptions = { clock?: Clock; sendSms?: SendFn; migrate?: boolean; log?: Logger; kicker?: MailSessionKicker };
@@ -14,7 +15,7 @@ export type ContextOptions = { clock?: Clock; sendSms?: SendFn; migrate?: boolea
  * The service's modules as `mailsvc serve` opens them (migrated, Redis
  * connected), with the services the tests drive under short names.
  */
-type Built<K extends keyof Modules> = Modules[K] extends () => Promise<infer M> ? M : never;
+type Built<K extends ModuleName> = ModuleRegistry[K];
 
 export type TestContext = {
   modules: Modules;
@@ -35,10 +36,10 @@ export type TestContext = {
   readonly domains: Built<'domains'>['service'];
   readonly accounts: Built<'accounts'>['service'];
   readonly aliases: Built<'aliases'>['service'];
-  readonly appPasswords: Built<'appPasswords'>['service'];
-  readonly mailAuth: Built<'mailAuth'>['service'];
-  readonly sendLimits: Built<'sendLimits'>['service'];
-  readonly sendCounter: Built<'sendLimits'>['counter'];
+  readonly appPasswords: Built<'app-passwords'>['service'];
+  readonly mailAuth: Built<'mail-auth'>['service'];
+  readonly sendLimits: Built<'send-limits'>['service'];
+  readonly sendCounter: Built<'send-limits'>['counter'];
   dropCaches(): void;
   close(): Promise<void>;
 };
@@ -48,8 +49,8 @@ export async function createContext(settings: Settings, opts: ContextOptions = {
   const { infra } = modules;
   // Every module built up front, so that the tests reach each service without awaiting.
   const [auth, mfa, sms, health, domains, accounts, aliases, appPasswords, mailAuth, sendLimits] = await Promise.all([
-    modules.auth(), modules.mfa(), modules.sms(), modules.health(), modules.domains(), modules.accounts(),
-    modules.aliases(), modules.appPasswords(), modules.mailAuth(), modules.sendLimits(),
+    modules.get('auth'), modules.get('mfa'), modules.get('sms'), modules.get('health'), modules.get('domains'), modules.get('accounts'),
+    modules.get('aliases'), modules.get('app-passwords'), modules.get('mail-auth'), modules.get('send-limits'),
   ]);
   const m = { auth, mfa, sms, health, domains, accounts, aliases, appPasswords, mailAuth, sendLimits };
   return {

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSettings } from '../../src/config/settings.js';
 import { createDb } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
+import { migrateToLatest } from '../../src/app/schema.js';
 import { createInfra } from '../../src/infra/infra.js';
 import type { Infra } from '../../src/infra/infra.js';
 import { createDomainsModule } from '../../src/modules/domains/index.js';
 import type { DomainsModule } from '../../src/modules/domains/index.js';
-import { createDnsModule } from '../../src/modules/dns/index.js';
+import { createDnsModule, retireDomainKeys } from '../../src/modules/dns/index.js';
 import type { DnsDeps, DnsModule } from '../../src/modules/dns/index.js';
 import type { Clock } from '../../src/shared/clock.js';
 
@@ -42,7 +42,9 @@ export async function openDnsModules(
   const later: { dns?: DnsModule } = {};
   const dkim = () => (later.dns as DnsModule).dkim;
   const domains = createDomainsModule(infra, {
-    keys: { generate: (d) => dkim().generate(d), stopSigning: (d) => dkim().stopSigning(d), forget: (tx, d) => dkim().forgetDomain(tx, d), restoreSigning: async () => void (await dkim().syncSigning()) },
+    keys: { generate: (d) => dkim().generate(d) },
+    // As the module list wires them: the dns module listens to domain.deleting.
+    deleting: { listeners: async () => [retireDomainKeys(dkim())] },
   });
   const dns = (later.dns = createDnsModule(infra, { domains: domains.service, keyBits: () => 2048, ...deps }));
   return { infra, domains, dns, close: () => infra.close() };

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
+import { migrateToLatest } from '../../src/app/schema.js';
 import { createTestDatabase } from './dialects.js';
 import { startDovecot, startPostfix } from './mail-daemons.js';
 import { startStubMailHook } from './stub-mail-hook.js';

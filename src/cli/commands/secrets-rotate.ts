@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { loadSettings } from '../../config/settings.js';
 import { createDb } from '../../db/database.js';
-import { migrateToLatest } from '../../db/migrate.js';
+import { migrateToLatest } from '../../app/schema.js';
 import { resealAll } from '../../modules/secrets/index.js';
 import { SecretBox } from '../../shared/secret-box.js';
 import { keyFilePath, loadSecretBox, readKeyFile, writeKeyFile } from '../../shared/secret-key-file.js';

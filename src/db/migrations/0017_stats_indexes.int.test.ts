@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Migration } from 'kysely';
 import { createDb } from '../database.js';
 import type { Db, DialectName } from '../database.js';
-import { migrateToLatest } from '../migrate.js';
+import { migrateToLatest } from '../../app/schema.js';
 import { DIALECTS, createTestDatabase, dialectAvailable } from '../../../test/helpers/dialects.js';
 import type { TestDatabase } from '../../../test/helpers/dialects.js';
 import * as m0017 from './0017_stats_indexes.js';

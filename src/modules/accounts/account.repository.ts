@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { AccountTable } from '../../db/schema.js';
+import type { AccountTable } from './tables.js';
 import type { Page } from '../../shared/paging.js';
 
 export type AccountRow = Omit<AccountTable, 'id'> & { id: number };

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { Db } from '../../db/database.js';
 import type { Limits } from '../../shared/send-rate.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
@@ -9,6 +8,8 @@ import type { Page, Paged } from '../../shared/paging.js';
 import type { MailSessionKicker } from '../../adapters/dovecot/doveadm.js';
 import type { DomainLookup } from '../domains/index.js';
 import type { RoutingGuard } from '../routing/index.js';
+import { beginDeletion } from '../deletion.js';
+import type { EventSource } from '../module-types.js';
 import type { AccountInput, AccountPatch, AccountView } from './schema.js';
 import { MAX_QUOTA_BYTES, MAX_SEND_RATE } from './schema.js';
 import type { AccountChanges, AccountRepository, AccountRow } from './account.repository.js';
@@ -27,8 +28,8 @@ export type SendLimitsListener = {
   accountRemoved(address: string): Promise<void>;
 };
 
-/** Rows of other modules that hang on an account, removed in the same transaction as the account. */
-export type AccountDependents = { removeForAccount(accountId: number, tx: Db): Promise<void> };
+/** `account.deleting`: an account is being deleted; other modules remove their rows that hang on it (app passwords) in the same transaction. */
+export type AccountDeleting = { id: number; address: string };
 
 
 export function presentAccount(r: AccountRow): AccountView {
@@ -73,7 +74,7 @@ export class AccountService {
     private readonly limits: SendLimitsListener,
     private readonly clock: Clock,
     private readonly log: Logger,
-    private readonly dependents: AccountDependents[] = [],
+    private readonly deleting?: EventSource<AccountDeleting>,
   ) {}
 
   async create(input: AccountInput): Promise<AccountView> {
@@ -155,12 +156,10 @@ export class AccountService {
 
   async delete(idOrAddress: string | number): Promise<void> {
     const row = await this.resolve(idOrAddress);
-    const removeDependents = async (tx: Db): Promise<void> => {
-      for (const d of this.dependents) await d.removeForAccount(row.id, tx);
-    };
+    const deletion = await beginDeletion(this.deleting, { id: row.id, address: row.address });
     // Under the routing lock: without its mailbox the address may fall to a catch-all that leads back to it.
     const deleted = await this.routing.change(async (tx, routes) => {
-      const gone = await this.repo.delete(row.id, removeDependents, tx);
+      const gone = await this.repo.delete(row.id, (t) => deletion.within(t), tx);
       if (gone) await routes.refuseLoopWithout(row.address);
       return gone;
     });

@@ -5,7 +5,7 @@ import { normalizeAddress } from '../../shared/mail-names.js';
 import type { Page } from '../../shared/paging.js';
 import { CliError, output } from '../../shared/terminal/output.js';
 import { byteSize, confirm, formatBytes, pageNote, pageOf, pagingOptions, readNewPassword, table, wholeNumber, yesNo } from '../../shared/terminal/options.js';
-import { commandGroup, recordsChanges } from '../command-types.js';
+import { commandGroup, readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { DomainLookup } from '../domains/index.js';
 import type { AccountService } from './account.service.js';
@@ -173,5 +173,5 @@ export function accountCommands(program: Command, run: Run<Deps>): void {
       });
       output(opts.json, { ok: true, deleted: address }, () => `Account ${address} deleted.`);
     });
-  recordsChanges(program, ['accounts add', 'accounts set', 'accounts passwd', 'accounts delete']);
+  readOnly(program, ['accounts list', 'accounts show']);
 }

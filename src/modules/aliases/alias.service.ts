@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { AliasTable } from '../../db/schema.js';
+import type { AliasTable } from './tables.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import { normalizeAddress, normalizeAliasSource } from '../../shared/mail-names.js';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Page } from '../../shared/paging.js';
 import { output } from '../../shared/terminal/output.js';
 import { pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
-import { recordsChanges } from '../command-types.js';
+import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { AliasService } from './alias.service.js';
 
@@ -50,5 +50,5 @@ export function aliasCommands(program: Command, run: Run<{ service: AliasService
       });
       output(opts.json, { ok: true, deleted: source }, () => `Alias ${source} deleted.`);
     });
-  recordsChanges(program, ['aliases add', 'aliases delete']);
+  readOnly(program, ['aliases list']);
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { ApiKeyTable } from '../../db/schema.js';
+import type { ApiKeyTable } from './tables.js';
 
 export class ApiKeyRepository {
   constructor(private readonly db: Db) {}

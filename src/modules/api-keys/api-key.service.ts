@@ -4,7 +4,7 @@ import { AppError, badRequest } from '../../shared/errors.js';
 import { requireIsoTime } from '../../shared/iso-time.js';
 import { refuseControlChars } from '../../shared/mail-names.js';
 import { randomId, sha256 } from '../../shared/crypto.js';
-import type { ApiKeyTable } from '../../db/schema.js';
+import type { ApiKeyTable } from './tables.js';
 import { API_KEY_SCOPES } from '../route-types.js';
 import type { ApiKeyScope } from '../route-types.js';
 import type { ApiKeyRepository } from './api-key.repository.js';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { API_KEY_SCOPES } from '../route-types.js';
 import { output } from '../../shared/terminal/output.js';
 import { day, table } from '../../shared/terminal/options.js';
-import { recordsChanges } from '../command-types.js';
+import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { ApiKeyService } from './api-key.service.js';
 import { parseSpan } from '../../shared/time-span.js';
@@ -60,5 +60,5 @@ export function apiKeyCommands(program: Command, run: Run<{ service: ApiKeyServi
       await run((m) => m.service.revoke(id));
       output(opts.json, { ok: true, revoked: id }, () => `API key ${id} revoked.`);
     });
-  recordsChanges(program, ['api-keys create', 'api-keys revoke']);
+  readOnly(program, ['api-keys list']);
 }

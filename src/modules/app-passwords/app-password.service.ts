@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.js';
-import type { AppPasswordTable } from '../../db/schema.js';
+import type { AppPasswordTable } from './tables.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import { requireIsoTime } from '../../shared/iso-time.js';
 import { refuseControlChars } from '../../shared/mail-names.js';

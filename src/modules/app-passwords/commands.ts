@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { output } from '../../shared/terminal/output.js';
 import { day, table } from '../../shared/terminal/options.js';
-import { commandGroup, recordsChanges } from '../command-types.js';
+import { commandGroup, readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { AccountLookup } from '../accounts/index.js';
 import type { AppPasswordService } from './app-password.service.js';
@@ -68,5 +68,5 @@ export function appPasswordCommands(program: Command, run: Run<Deps>): void {
       });
       output(opts.json, { ok: true, revoked: id, account: address }, () => `App password ${id} of ${address} revoked.`);
     });
-  recordsChanges(program, ['accounts app-passwords add', 'accounts app-passwords revoke']);
+  readOnly(program, ['accounts app-passwords list']);
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { AuditLogTable } from '../../db/schema.js';
+import type { AuditLogTable } from './tables.js';
 import type { Page } from '../../shared/paging.js';
 import type { AuditFilter } from './schema.js';
 

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { notAudited, readOnly } from '../command-types.js';
 import { wholeNumber } from '../../shared/terminal/options.js';
 import type { Command, CommanderError } from 'commander';
 import { AppError } from '../../shared/errors.js';
@@ -73,4 +74,6 @@ export function auditCommands(program: Command, open: OpenAudit): void {
     });
   usageErrorsAsBadInput(audit, 'audit');
   for (const sub of audit.commands) usageErrorsAsBadInput(sub, `audit ${sub.name()}`);
+  readOnly(program, ['audit list']);
+  notAudited(program, ['audit prune'], 'deletes only the records past MAILSVC_AUDIT_RETENTION_DAYS, as every process does hourly');
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Settings } from '../../config/settings.js';
 import { CliError, output } from '../../shared/terminal/output.js';
 import { askHidden, readStdinLine } from '../../shared/terminal/prompt.js';
-import { recordsChanges } from '../command-types.js';
+import { notAudited } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { MfaService } from '../mfa/index.js';
 import type { TokenService } from './token.service.js';
@@ -73,5 +73,6 @@ export function adminCommands(program: Command, runSettings: Run<Settings>, run:
         );
       });
     });
-  recordsChanges(program, ['admin mfa reset']);
+  // It also runs on a new host, before there is a database to record in.
+  notAudited(program, ['admin set-password'], 'may run before the database exists (a new host); it writes the settings file and revokes every access token');
 }

@@ -9,8 +9,9 @@ import type { RouteErrors } from '../route-types.js';
 export function authRoutes(app: FastifyInstance, auth: AuthService, errors: RouteErrors): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
+  // Sign-in steps are not in the audit log: their failures belong to the auth log, which fail2ban reads.
   r.post('/auth/login', {
-    config: { retryAfter: true },
+    config: { retryAfter: true, audit: false },
     schema: {
       tags: ['auth'],
       summary: 'Sign in with the administrator password',
@@ -22,6 +23,7 @@ export function authRoutes(app: FastifyInstance, auth: AuthService, errors: Rout
   });
 
   r.post('/auth/mfa/sms', {
+    config: { audit: false },
     schema: {
       tags: ['auth'],
       description: 'Sends a six-digit code by SMS to the administrator\'s phone for the challenge that /auth/login returned. Sends are limited per address and per phone number; a provider failure is 502.',
@@ -33,6 +35,7 @@ export function authRoutes(app: FastifyInstance, auth: AuthService, errors: Rout
   });
 
   r.post('/auth/mfa/verify', {
+    config: { audit: false },
     schema: {
       tags: ['auth'],
       description: 'Completes a login challenge. A right code answers an access token earned with the second factor; a wrong one counts as a failed attempt for the client address.',
@@ -45,7 +48,8 @@ export function authRoutes(app: FastifyInstance, auth: AuthService, errors: Rout
 
   r.post('/auth/logout', {
     // The body is optional: no body is the same as an empty object.
-    config: { bodyOptional: true },
+    // Recorded with the owner of the token it ends, whatever credentials came with it.
+    config: { bodyOptional: true, audit: 'token-owner' },
     schema: {
       tags: ['auth'],
       description: 'Revokes the token given in the body (`access_token`) or, without a body, the Bearer token of the request, on every instance. Always answers 200, so it cannot be used to test tokens.',

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { AccessTokenTable } from '../../db/schema.js';
+import type { AccessTokenTable } from './tables.js';
 
 export type TokenRow = AccessTokenTable;
 

@@ -9,7 +9,7 @@ import { SettingsError } from '../../config/settings-error.js';
 import type { Db, DialectName } from '../../db/database.js';
 import { createDb } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
-import { migrateToLatest } from '../../db/migrate.js';
+import type { Schema } from '../../db/migrate.js';
 import { AppError } from '../../shared/errors.js';
 import { writeBackup } from './backup-run.js';
 import { checkConfigArchive, restoreConfig } from './config-restore.js';
@@ -33,6 +33,8 @@ import type { BackupRecord, RestoreReport, VerifyReport } from './schema.js';
 export type BackupDeps = {
   settings: Settings;
   db: Db;
+  /** The schema this version needs: a restored database is migrated to it, and proved to have it. */
+  schema: Pick<Schema, 'latest' | 'migrateToLatest'>;
   dialect: DialectName;
   redis: Redis | undefined;
   helper: HelperClient;
@@ -259,7 +261,7 @@ export class BackupService {
           await restoreDatabase({ databaseUrl: url }, join(lastItem.dir, dump.name), signal);
           const db = createDb(url);
           try {
-            migrated = await migrateToLatest(db);
+            migrated = await this.d.schema.migrateToLatest(db);
           } finally {
             await db.destroy();
           }
@@ -279,7 +281,7 @@ export class BackupService {
       // "Complete" only once the result opens as the next start will open it.
       if (what.db || what.config) {
         progress(0.95, 'proving the restored host opens');
-        const proof = await proveRestored(after);
+        const proof = await proveRestored(after, this.d.schema);
         steps.push(...proof.steps);
         if (proof.problems.length > 0) throw new RestoreUnproven(proof.problems, steps);
       }

@@ -3,9 +3,10 @@ import { AppError } from '../../shared/errors.js';
 import { CliError, escapeControl, output } from '../../shared/terminal/output.js';
 import { readStdinLine } from '../../shared/terminal/prompt.js';
 import { table } from '../../shared/terminal/options.js';
-import { recordsChanges } from '../command-types.js';
+import { readOnly, notAudited } from '../command-types.js';
 import type { Run } from '../command-types.js';
-import type { Job, ProgressView } from '../jobs/index.js';
+import type { Job } from '../jobs/index.js';
+import type { ProgressView } from '../../shared/terminal/progress.js';
 import type { BackupsModule } from './index.js';
 import { KeyMismatchRefused, PhysicalRestoreRefused } from './backup.service.js';
 import type { BackupService } from './backup.service.js';
@@ -204,9 +205,13 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
         if (err instanceof RestoreUnproven) throw new CliError(err.detail, 1);
         throw err;
       });
-      display.end({ id: 'restore', kind: 'restore', state: 'succeeded', progress: 1, message: last.message, result: null });
+      display.end({ progress: 1, message: last.message });
       output(opts.json, r, () => escapeControl(['Restored:', ...r.steps.map((s) => `  - ${s}`)].join('\n')));
     });
 
-  recordsChanges(program, ['backup set', 'backup run', 'backup remote-credential', 'backup fetch', 'restore']);
+  readOnly(program, ['backup show', 'backup list']);
+  notAudited(program, ['backup verify'], 'restores into scratch space and compares: nothing in use changes');
+  notAudited(program, ['backup run-job'], 'runs a job that POST /admin/backups or /admin/backups/verify queued (recorded there)');
+  notAudited(program, ['backup encryption-key'], 'prints the remote key once (the first showing is remembered)');
+  notAudited(program, ['backup units'], 'prints, or writes into a directory given, the systemd units rendered from the settings');
 }

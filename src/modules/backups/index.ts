@@ -31,11 +31,14 @@ const readTarVersion = (): Promise<string> => (tarVersion ??= exec('tar', ['--ve
  * restore creates nothing (an SQLite file included); the database is opened
  * only to restore into it, after every check passed.
  */
-export function createRestoreService(infra: Pick<Infra, 'settings' | 'db' | 'dialect' | 'helper'>): BackupService {
+export function createRestoreService(infra: Pick<Infra, 'settings' | 'db' | 'schema' | 'dialect' | 'helper'>): BackupService {
   return new BackupService({
     settings: infra.settings,
     get db() {
       return infra.db;
+    },
+    get schema() {
+      return infra.schema;
     },
     dialect: infra.dialect,
     redis: undefined,
@@ -46,7 +49,7 @@ export function createRestoreService(infra: Pick<Infra, 'settings' | 'db' | 'dia
   });
 }
 
-export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'dialect' | 'redis' | 'helper' | 'box' | 'log'>, deps: { retention: RetentionLimit; runner: JobRunner }) {
+export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'schema' | 'dialect' | 'redis' | 'helper' | 'box' | 'log'>, deps: { retention: RetentionLimit; runner: JobRunner }) {
   const { settings } = infra;
   const store = new BackupSettingsStore(() => infra.db);
   /** The settings in force: the stored backup settings over the defaults, read from the database on every use (no restart). */
@@ -65,6 +68,9 @@ export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'dial
     settings,
     get db() {
       return infra.db;
+    },
+    get schema() {
+      return infra.schema;
     },
     dialect: infra.dialect,
     get redis() {

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { sql } from 'kysely';
 import type { Settings } from '../../config/settings.js';
 import { createDb } from '../../db/database.js';
-import { LATEST_SCHEMA, appliedSchema } from '../../db/migrate.js';
+import { appliedSchema } from '../../db/migrate.js';
+import type { Schema } from '../../db/migrate.js';
 import { SEALED_COLUMNS, sealContext } from '../../db/sealed-columns.js';
 import { AppError } from '../../shared/errors.js';
 import { keyFilePath, loadSecretBox } from '../../shared/secret-key-file.js';
@@ -21,7 +22,7 @@ const message = (err: unknown): string => (err instanceof AppError ? err.detail 
  * the secret key is loaded, and one sealed value (if the database holds any)
  * decrypts with it. Never prints a secret: only table, column and key ids.
  */
-export async function proveRestored(settings: Settings): Promise<Proof> {
+export async function proveRestored(settings: Settings, schema: Pick<Schema, 'latest'>): Promise<Proof> {
   const steps: string[] = [];
   const problems: string[] = [];
   const url = settings.databaseUrl;
@@ -36,15 +37,15 @@ export async function proveRestored(settings: Settings): Promise<Proof> {
   }
   const db = createDb(url);
   try {
-    let schema: string | null;
+    let applied: string | null;
     try {
-      schema = await appliedSchema(db);
+      applied = await appliedSchema(db);
     } catch (err) {
       problems.push(`the database ${safeUrl(url)} cannot be opened: ${message(err)}`);
       return { steps, problems };
     }
-    if (schema !== LATEST_SCHEMA) problems.push(`the database ${safeUrl(url)} has schema ${schema ?? 'none'}, this mailsvc needs ${LATEST_SCHEMA}: run mailsvc db migrate`);
-    else steps.push(`proved: the database ${safeUrl(url)} opens, schema ${schema}`);
+    if (applied !== schema.latest) problems.push(`the database ${safeUrl(url)} has schema ${applied ?? 'none'}, this mailsvc needs ${schema.latest}: run mailsvc db migrate`);
+    else steps.push(`proved: the database ${safeUrl(url)} opens, schema ${applied}`);
     if (!box) return { steps, problems };
     for (const { table, key, column } of SEALED_COLUMNS) {
       let row: { k: string | number; v: string } | undefined;

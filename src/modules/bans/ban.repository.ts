@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { BanTable } from '../../db/schema.js';
+import type { BanTable } from './tables.js';
 
 /** The reasons of manual bans (fail2ban itself holds the bans). */
 export class BanRepository {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { output } from '../../shared/terminal/output.js';
 import { table } from '../../shared/terminal/options.js';
-import { recordsChanges } from '../command-types.js';
+import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { BanService } from './ban.service.js';
 import { sshCaller } from '../../shared/ssh-caller.js';
@@ -49,5 +49,5 @@ export function banCommands(program: Command, run: Run<{ service: BanService }>)
       const r = await run((m) => m.service.unban(ip));
       output(opts.json, { ok: true, ...r }, () => `Unbanned ${r.ip} in ${r.jails.join(', ')}.`);
     });
-  recordsChanges(program, ['bans ban', 'bans unban']);
+  readOnly(program, ['bans list']);
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { output } from '../../shared/terminal/output.js';
 import { table } from '../../shared/terminal/options.js';
-import { commandGroup, recordsChanges } from '../command-types.js';
+import { commandGroup, readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { DkimService } from './dkim.service.js';
 import type { DnsPlanService } from './plan.service.js';
@@ -12,7 +12,8 @@ import type { RotationService, RotationStatus } from './rotation.service.js';
 import type { SrsService } from './srs.service.js';
 import { CliError } from '../../shared/terminal/output.js';
 import { yesNo } from '../../shared/terminal/options.js';
-import type { JobRunner, ProgressView } from '../jobs/index.js';
+import type { JobRunner } from '../jobs/index.js';
+import type { ProgressView } from '../../shared/terminal/progress.js';
 import { escapeControl } from '../../shared/terminal/output.js';
 import { deliverabilityExit } from './deliverability/exit-code.js';
 
@@ -231,5 +232,5 @@ export function dnsCommands(program: Command, run: Run<Deps>, view: () => Progre
       );
     });
 
-  recordsChanges(program, ['dns sync-srs', 'dns rotate-dkim', 'dns generate-dkim', 'dns sync-signing', 'dns report', 'dns report-again', 'dns configure-cloudflare', 'dns sync-dkim']);
+  readOnly(program, ['dns keys', 'dns plan', 'dns export-bundle', 'dns check']);
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { DkimKeyTable } from '../../db/schema.js';
+import type { DkimKeyTable } from './tables.js';
 
 export type DkimKeyRow = DkimKeyTable;
 export type DkimState = 'pending' | 'active' | 'retiring' | 'retired';

@@ -21,6 +21,7 @@ export type { RotationService, RotationStatus } from './rotation.service.js';
 export type { DkimResult, DkimKeyView, DnsPlan, DeliverabilityReport } from './schema.js';
 /** Each existing domain's newest deliverability report in brief (GET /dns/deliverability; `mailsvc doctor`). */
 export { latestPerDomain } from './status-routes.js';
+export { retireDomainKeys } from './domain-deleting.js';
 
 /** The input of a `deliverability` job. */
 export type DeliverabilityJobInput = { domain: string; mail_host: string; public_ip?: string | undefined; save?: boolean | undefined };

@@ -1,7 +1,7 @@
 import { DnsClient } from '../../adapters/dns/dns-client.js';
 import type { DnsServer } from '../../adapters/dns/dns-client.js';
 import type { Db } from '../../db/database.js';
-import type { DkimRotationTable } from '../../db/schema.js';
+import type { DkimRotationTable } from './tables.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError } from '../../shared/errors.js';
 import type { DomainLookup } from '../domains/index.js';

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CliError, output } from '../../shared/terminal/output.js';
+import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { DoctorService } from './doctor.service.js';
 import { exitCode } from './run.js';
@@ -30,4 +31,5 @@ export function doctorCommands(program: Command, run: Run<{ service: DoctorServi
       const code = exitCode(r);
       if (code !== 0) throw new CliError(r.summary, code);
     });
+  readOnly(program, ['doctor']);
 }

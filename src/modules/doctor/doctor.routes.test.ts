@@ -44,7 +44,7 @@ describe('GET /admin/doctor', () => {
   });
 
   it('answers the report to the administrator and to an API key of scope read; every line has an id, a status, a detail and a fix', async () => {
-    const key = await (await t.ctx.modules.apiKeys()).service.create({ name: 'monitor', scopes: ['read'], expires_at: new Date(Date.now() + 86_400_000).toISOString() }, 'admin');
+    const key = await (await t.ctx.modules.get('api-keys')).service.create({ name: 'monitor', scopes: ['read'], expires_at: new Date(Date.now() + 86_400_000).toISOString() }, 'admin');
     const res = await call(t, 'GET', '/admin/doctor', `Bearer ${key.key}`);
     expect(res.status).toBe(200);
     const r = res.body as unknown as DoctorReport;
@@ -62,7 +62,7 @@ describe('GET /admin/doctor', () => {
   }, 60_000);
 
   it('the clock: ok in step, warn over 2 s, fail over 30 s against the database', async () => {
-    const doctor = (await t.ctx.modules.doctor()).service;
+    const doctor = (await t.ctx.modules.get('doctor')).service;
     const clockLine = async () => line(await doctor.run(), 'clock');
     clock.t = Date.now();
     expect(await clockLine()).toMatchObject({ status: 'ok', fix: null });
@@ -75,12 +75,12 @@ describe('GET /admin/doctor', () => {
   }, 60_000);
 
   it('the policy service and the auth hook: fail while nothing listens, ok once the service\'s own listeners answer', async () => {
-    const doctor = (await t.ctx.modules.doctor()).service;
+    const doctor = (await t.ctx.modules.get('doctor')).service;
     const before = await doctor.run();
     expect(line(before, 'socket.policy')).toMatchObject({ status: 'fail', detail: `nothing listens on 127.0.0.1:${policyPort}`, fix: expect.stringMatching(/systemctl start mailsvc\.service/) });
     expect(line(before, 'socket.auth-hook')).toMatchObject({ status: 'fail', detail: `no socket at unix:${hookSocket}` });
-    const policy = await (await t.ctx.modules.sendLimits()).startPolicyServer({ host: '127.0.0.1', port: policyPort });
-    const hook = await (await t.ctx.modules.mailAuth()).startHookServer({ socketPath: hookSocket });
+    const policy = await (await t.ctx.modules.get('send-limits')).startPolicyServer({ host: '127.0.0.1', port: policyPort });
+    const hook = await (await t.ctx.modules.get('mail-auth')).startHookServer({ socketPath: hookSocket });
     try {
       const after = await doctor.run();
       expect(line(after, 'socket.policy')).toMatchObject({ status: 'ok', detail: `answers on 127.0.0.1:${policyPort}`, fix: null });

@@ -1,7 +1,7 @@
 import type { Settings } from '../../config/settings.js';
 import type { HelperClient } from '../../adapters/helper-client.js';
 import type { Db, DialectName } from '../../db/database.js';
-import { LATEST_SCHEMA, schemaVersion } from '../../db/migrate.js';
+import type { Schema } from '../../db/migrate.js';
 import { serverTimeMs } from '../../db/server-time.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Component } from '../report/index.js';
@@ -27,7 +27,7 @@ export type DoctorSources = {
   deliverability(): Promise<readonly DeliverabilityBrief[]>;
 };
 
-export type DoctorDeps = { settings: Settings; db: Db; dialect: DialectName; helper: HelperClient; clock: Clock; sources: DoctorSources };
+export type DoctorDeps = { settings: Settings; db: Db; schema: Pick<Schema, 'latest' | 'version'>; dialect: DialectName; helper: HelperClient; clock: Clock; sources: DoctorSources };
 
 /** `mailsvc doctor` and GET /admin/doctor: every check at once, each within MAILSVC_DOCTOR_TIMEOUT_MS (docs/doctor.md). */
 export class DoctorService {
@@ -59,8 +59,8 @@ export class DoctorService {
         id: 'database.schema',
         name: 'database schema',
         run: async () => {
-          const v = await schemaVersion(this.d.db);
-          return v === LATEST_SCHEMA ? { status: 'ok', detail: `schema ${v}, the latest`, fix: null } : { status: 'fail', detail: `schema ${v ?? 'none'}, this mailsvc needs ${LATEST_SCHEMA}`, fix: 'run mailsvc db migrate (or start the service once)' };
+          const v = await this.d.schema.version(this.d.db);
+          return v === this.d.schema.latest ? { status: 'ok', detail: `schema ${v}, the latest`, fix: null } : { status: 'fail', detail: `schema ${v ?? 'none'}, this mailsvc needs ${this.d.schema.latest}`, fix: 'run mailsvc db migrate (or start the service once)' };
         },
       },
       { id: 'config.drift', name: 'daemons configured as mailsvc renders them', run: async () => driftFinding(await sources.limits()) },

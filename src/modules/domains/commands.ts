@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Page } from '../../shared/paging.js';
 import { output } from '../../shared/terminal/output.js';
 import { day, pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
-import { recordsChanges } from '../command-types.js';
+import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { DomainView } from './schema.js';
 import type { DomainService } from './domain.service.js';
@@ -77,5 +77,5 @@ export function domainCommands(program: Command, run: Run<{ service: DomainServi
       });
       output(opts.json, { ok: true, deleted: name }, () => `Domain ${name} deleted.`);
     });
-  recordsChanges(program, ['add domain', 'domains delete']);
+  readOnly(program, ['domains list', 'domains show']);
 }

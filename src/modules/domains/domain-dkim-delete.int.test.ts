@@ -17,6 +17,7 @@ import { openDnsModules } from '../../../test/helpers/dns-modules.js';
 import type { DnsTestModules } from '../../../test/helpers/dns-modules.js';
 import { DomainRepository } from './domain.repository.js';
 import { DomainService } from './domain.service.js';
+import { retireDomainKeys } from '../dns/index.js';
 
 const hasRspamdGroup = spawnSync('getent', ['group', '_rspamd']).status === 0;
 const why = rspamdUnavailable() ?? (hasRspamdGroup ? null : 'no group _rspamd (Debian package rspamd)');
@@ -204,14 +205,19 @@ describe.skipIf(why !== null)('a delete whose transaction fails puts Rspamd sign
     const before = { conf: readFileSync(conf, 'utf8'), files: readdirSync(keyDir).sort(), keys: readdirSync(keyDir).map((f) => readFileSync(join(keyDir, f), 'utf8')) };
     expect(before.conf).toMatch(/tx\.test/);
     let stoppedConf = '';
-    const failing = new DomainService(new DomainRepository(m.infra.db), m.infra.clock, {
-      generate: (d) => dkim.generate(d),
-      stopSigning: async (d) => {
-        await dkim.stopSigning(d);
-        stoppedConf = readFileSync(conf, 'utf8');
-      },
-      forget: () => Promise.reject(new Error('the database went away')),
-      restoreSigning: async () => void (await dkim.syncSigning()),
+    // The dns module's listener, with its part in the transaction failing.
+    const retire = retireDomainKeys(dkim);
+    const failing = new DomainService(new DomainRepository(m.infra.db), m.infra.clock, undefined, {
+      listeners: async () => [
+        {
+          ...retire,
+          before: async (e) => {
+            await retire.before?.(e);
+            stoppedConf = readFileSync(conf, 'utf8');
+          },
+          within: () => Promise.reject(new Error('the database went away')),
+        },
+      ],
     });
     await expect(failing.delete('tx.test')).rejects.toThrow(/the database went away/);
     // It did stop signing for a moment (the helper's part ran), then put it back.

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
-import type { DomainTable } from '../../db/schema.js';
+import type { DomainTable } from './tables.js';
 import type { Page } from '../../shared/paging.js';
 
 export type DomainRow = Omit<DomainTable, 'id'> & { id: number };

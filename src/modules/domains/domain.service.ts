@@ -3,7 +3,8 @@ import type { Clock } from '../../shared/clock.js';
 import { normalizeDomain } from '../../shared/mail-names.js';
 import { isUniqueViolation } from '../../shared/db-errors.js';
 import type { Page, Paged } from '../../shared/paging.js';
-import type { Db } from '../../db/database.js';
+import { beginDeletion } from '../deletion.js';
+import type { EventSource } from '../module-types.js';
 import type { DomainRepository, DomainRow } from './domain.repository.js';
 
 export type { DomainView } from './schema.js';
@@ -11,18 +12,19 @@ import type { DomainView } from './schema.js';
 
 /**
  * Makes the first DKIM keys of a new domain (`add domain --generate-dkim`,
- * `POST /domains {generate_dkim}`): given by the composition root from the dns
- * module, which owns the keys (the domains module never reads them).
+ * `POST /domains {generate_dkim}`): the dns module's, which owns the keys (the
+ * domains module never reads them).
  */
 export type DomainKeyMaker = {
   generate(domain: string): Promise<{ keys: { selector: string; record_name: string; record_value: string }[] }>;
-  /** Before a domain is deleted: Rspamd stops signing for it and its key files go (root helper); nothing stored changes. */
-  stopSigning(domain: string): Promise<void>;
-  /** Inside the delete's transaction: its keys retired, its rotation and DNS provider settings dropped. */
-  forget(tx: Db, domain: string): Promise<void>;
-  /** The delete failed after stopSigning: Rspamd signs again with the keys as stored. */
-  restoreSigning(): Promise<void>;
 };
+
+/**
+ * `domain.deleting`: a domain without accounts or aliases is being deleted.
+ * Other modules drop what hangs on it in the same transaction (the dns
+ * module retires its DKIM keys), and may refuse first.
+ */
+export type DomainDeleting = { id: number; name: string };
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 export const presentDomain = (r: DomainRow & { accounts?: number; aliases?: number }): DomainView => ({
@@ -35,7 +37,12 @@ export const presentDomain = (r: DomainRow & { accounts?: number; aliases?: numb
 });
 
 export class DomainService {
-  constructor(private readonly repo: DomainRepository, private readonly clock: Clock, private readonly keys?: DomainKeyMaker) {}
+  constructor(
+    private readonly repo: DomainRepository,
+    private readonly clock: Clock,
+    private readonly keys?: DomainKeyMaker,
+    private readonly deleting?: EventSource<DomainDeleting>,
+  ) {}
 
   /**
    * A new domain with its DKIM keys: when the keys cannot be made (Rspamd
@@ -107,48 +114,27 @@ export class DomainService {
   }
 
   /**
-   * Deletes an empty domain and retires its DKIM keys, in this order: Rspamd
-   * stops signing for it and its key files go (root helper); then, in one
-   * transaction, the domain row goes and its keys are marked retired, its
-   * rotation and DNS provider settings dropped. When the helper cannot do its
-   * part, nothing is deleted (503/502/409 saying what to do); when the
-   * transaction fails, Rspamd signs for it again as before.
+   * Deletes an empty domain. Every module that listens to `domain.deleting`
+   * does its part: first what happens outside the database (the dns module:
+   * Rspamd stops signing for it; each may refuse, and then nothing is
+   * deleted), then, in one transaction, the domain row goes with their rows.
+   * When the transaction fails, what they did first is put back.
    */
   async delete(idOrName: string | number): Promise<void> {
     const row = await this.resolve(idOrName);
     if (!(await this.repo.isEmpty(row.id))) throw this.notEmpty(row.name);
-    const keys = this.keys;
-    if (keys) {
-      try {
-        await keys.stopSigning(row.name);
-      } catch (err) {
-        if (err instanceof AppError) {
-          const what = err.code === 'unavailable' ? 'start the root helper (systemctl enable --now mailsvc-helper.socket) and delete it again' : "fix what Rspamd's check says and delete it again";
-          throw new AppError(err.code, `Domain ${row.name} was not deleted: Rspamd still signs its mail (${err.detail}); ${what}`);
-        }
-        throw err;
-      }
-    }
-    // Signing as stored again; when even that fails, the error says so and what puts it right.
-    const restore = async (): Promise<string> => {
-      if (!keys) return '';
-      try {
-        await keys.restoreSigning();
-        return '';
-      } catch (err) {
-        return `; Rspamd no longer signs for ${row.name} and could not be put back (${err instanceof AppError ? err.detail : err instanceof Error ? err.message : String(err)}): run mailsvc dns sync-signing`;
-      }
-    };
+    const deletion = await beginDeletion(this.deleting, { id: row.id, name: row.name });
     let result: 'deleted' | 'not_empty' | 'missing';
     try {
-      result = await this.repo.deleteIfEmpty(row.id, keys ? (tx) => keys.forget(tx, row.name) : undefined);
+      result = await this.repo.deleteIfEmpty(row.id, (tx) => deletion.within(tx));
     } catch (err) {
-      const note = await restore();
+      // The note says what could not be put back, and what puts it right.
+      const note = await deletion.undo();
       if (!note) throw err;
       throw err instanceof AppError ? new AppError(err.code, `${err.detail}${note}`) : new Error(`${err instanceof Error ? err.message : String(err)}${note}`);
     }
     if (result === 'deleted') return;
-    const note = await restore();
+    const note = await deletion.undo();
     if (result === 'not_empty') throw new AppError('conflict', `${this.notEmpty(row.name).detail}${note}`);
     throw new AppError('not_found', `Domain ${row.name} not found${note}`);
   }

@@ -9,14 +9,22 @@ export type { DomainView } from './schema.js';
 export type { DomainService } from './domain.service.js';
 export type { DomainRow } from './domain.repository.js';
 export { DomainParam } from './schema.js';
-export type { DomainKeyMaker } from './domain.service.js';
-import type { DomainKeyMaker } from './domain.service.js';
+export type { DomainDeleting, DomainKeyMaker } from './domain.service.js';
+import type { DomainDeleting, DomainKeyMaker } from './domain.service.js';
+import type { EventSource } from '../module-types.js';
 
 /** What other modules may ask of the domains: find one, or insist that it exists. */
 export type DomainLookup = Pick<DomainService, 'resolve' | 'requireExisting'>;
 
-export function createDomainsModule(infra: Pick<Infra, 'db' | 'clock'>, deps: { keys?: DomainKeyMaker } = {}) {
-  const service = new DomainService(new DomainRepository(infra.db), infra.clock, deps.keys);
+export type DomainsDeps = {
+  /** The first DKIM keys of a new domain (the dns module's). */
+  keys?: DomainKeyMaker;
+  /** `domain.deleting`, emitted to whoever listens. */
+  deleting?: EventSource<DomainDeleting>;
+};
+
+export function createDomainsModule(infra: Pick<Infra, 'db' | 'clock'>, deps: DomainsDeps = {}) {
+  const service = new DomainService(new DomainRepository(infra.db), infra.clock, deps.keys, deps.deleting);
   return {
     service,
     routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).domainRoutes(app, service, kit.hooks, kit.errors),

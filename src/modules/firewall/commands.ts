@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { CliError, output } from '../../shared/terminal/output.js';
 import { table } from '../../shared/terminal/options.js';
 import { sshCaller } from '../../shared/ssh-caller.js';
-import { recordsChanges } from '../command-types.js';
+import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { FirewallService, FirewallView, RevertScheduler } from './firewall.service.js';
 
@@ -77,5 +77,5 @@ export function firewallCommands(program: Command, run: Run<{ service: FirewallS
       const done = await run((m) => m.service.revertUnconfirmed(id));
       output(false, null, () => (done ? 'Reverted the unconfirmed firewall change.' : 'Nothing to revert.'));
     });
-  recordsChanges(program, ['firewall set', 'firewall confirm', 'firewall revert-unconfirmed']);
+  readOnly(program, ['firewall show']);
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { FirewallSettingsTable } from '../../db/schema.js';
+import type { FirewallSettingsTable } from './tables.js';
 
 /** The one row of firewall settings (id 1); absent until the first change. */
 export class FirewallRepository {

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Db, DialectName } from '../../db/database.js';
 import { pingDb } from '../../db/database.js';
-import { LATEST_SCHEMA, schemaVersion } from '../../db/migrate.js';
+import type { Schema } from '../../db/migrate.js';
 import type { Clock } from '../../shared/clock.js';
 import { SERVICE_VERSION } from '../../shared/version.js';
 import { redisReady } from '../../adapters/redis/redis-client.js';
@@ -18,6 +18,7 @@ export class HealthService {
 
   constructor(
     private readonly db: Db,
+    private readonly schema: Pick<Schema, 'latest' | 'version'>,
     private readonly dialect: DialectName,
     private readonly redis: Redis | undefined,
     private readonly clock: Clock,
@@ -53,7 +54,7 @@ export class HealthService {
     const components = this.probes && withComponents ? within(ms + 500, this.probes.components(), []) : Promise.resolve([]);
     const database = within(ms, (async () => {
       const reachable = await pingDb(this.db);
-      return { reachable, version: reachable ? await schemaVersion(this.db).catch(() => null) : null };
+      return { reachable, version: reachable ? await this.schema.version(this.db).catch(() => null) : null };
     })(), { reachable: false, version: null });
     // A Redis that does not answer in time is not reachable for this answer (its component says unknown: could not tell why).
     const redis = this.redis ? within(ms, this.redis.ping().then((r) => r === 'PONG', () => false), false) : Promise.resolve(null);
@@ -61,7 +62,7 @@ export class HealthService {
     const [comps, db, redisOk, last] = await Promise.all([components, database, redis, backups]);
     const degradedBy = [
       ...(db.reachable ? [] : ['database']),
-      ...(db.reachable && db.version !== LATEST_SCHEMA ? ['schema'] : []),
+      ...(db.reachable && db.version !== this.schema.latest ? ['schema'] : []),
       ...(redisOk === false ? ['redis'] : []),
       ...(last?.verify_ok === false ? ['backup verify'] : []),
       ...comps.filter((c) => c.status === 'down').map((c) => `component ${c.name}`),
@@ -71,7 +72,7 @@ export class HealthService {
       degraded_by: degradedBy,
       version: SERVICE_VERSION,
       uptime_seconds: Math.floor((this.clock.now() - this.startedAt) / 1000),
-      database: { dialect: this.dialect, reachable: db.reachable, schema_version: db.version, schema_latest: LATEST_SCHEMA },
+      database: { dialect: this.dialect, reachable: db.reachable, schema_version: db.version, schema_latest: this.schema.latest },
       redis: { configured: this.redis !== undefined, reachable: redisOk },
       components: Object.fromEntries(comps.map((c) => [c.name, { status: c.status, detail: c.detail }])),
       backups: { last_backup: last?.id ?? null, completed_at: last?.completed_at ?? null, verify_ok: last?.verify_ok ?? null, verified_at: last?.verified_at ?? null },

@@ -8,10 +8,10 @@ import type { BackupSummary } from './health.service.js';
 export type { BackupSummary, HealthDetails, HealthService } from './health.service.js';
 
 export function createHealthModule(
-  infra: Pick<Infra, 'db' | 'dialect' | 'redis' | 'clock'>,
+  infra: Pick<Infra, 'db' | 'schema' | 'dialect' | 'redis' | 'clock'>,
   deps: { components?: ComponentProbe; backups?: () => Promise<BackupSummary | null>; timeoutMs?: number } = {},
 ) {
-  const service = new HealthService(infra.db, infra.dialect, infra.redis, infra.clock, deps.components, deps.backups, deps.timeoutMs);
+  const service = new HealthService(infra.db, infra.schema, infra.dialect, infra.redis, infra.clock, deps.components, deps.backups, deps.timeoutMs);
   return { service, routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).healthRoutes(app, service, kit.hooks, kit.errors) };
 }
 export type HealthModule = ReturnType<typeof createHealthModule>;

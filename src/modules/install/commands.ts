@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { output } from '../../shared/terminal/output.js';
+import { notAudited } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { InstallReport } from './installer.js';
 
@@ -30,6 +31,7 @@ export function installCommands(program: Command, run: Run<Deps>): void {
       const report = await run((m) => m.uninstall(opts.root ? resolve(opts.root) : '/'));
       output(opts.json, report, () => describe(report));
     });
-  // Not audited: install runs before there is a database to hold the record (it makes it), uninstall
-  // keeps it but stops the service; the printed report is the record.
+  // install runs before there is a database to hold the record (it makes it), uninstall keeps it but
+  // stops the service; the printed report is the record.
+  notAudited(program, ['install', 'uninstall'], 'sets the host up before there is a database to record in, or stops the service it would record through; the printed report is the record');
 }

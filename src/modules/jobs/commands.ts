@@ -1,12 +1,11 @@
 import { wholeNumber } from '../../shared/terminal/options.js';
+import { notAudited, readOnly } from '../command-types.js';
 import type { Command } from 'commander';
 import type { JobRunner } from './job-runner.js';
 import type { Job, SampleJobInput } from './schema.js';
 
-export { progressView } from './progress-view.js';
 import { escapeControl } from '../../shared/terminal/output.js';
-import type { ProgressView } from './progress-view.js';
-export type { ProgressView };
+import type { ProgressView } from '../../shared/terminal/progress.js';
 
 /** Opens the job runner for one command and closes what it opened. */
 export type OpenJobs = <T>(fn: (runner: JobRunner) => Promise<T>) => Promise<T>;
@@ -48,4 +47,6 @@ export function jobCommands(program: Command, open: OpenJobs, view: () => Progre
         process.off('SIGINT', interrupt);
       }
     });
+  readOnly(program, ['jobs show']);
+  notAudited(program, ['jobs sample'], 'a self-test of jobs: the sample job counts and changes nothing else');
 }

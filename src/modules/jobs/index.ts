@@ -9,7 +9,7 @@ import { sampleJob } from './sample-job.js';
 export type { JobRunner } from './job-runner.js';
 export type { JobContext, JobHandler, JobUpdate, RunnerOptions } from './job-runner.js';
 export { jobCommands } from './commands.js';
-export type { OpenJobs, ProgressView } from './commands.js';
+export type { OpenJobs } from './commands.js';
 export { JobSchema, JobStartedSchema } from './schema.js';
 export type { Job, JobStarted, JobState } from './schema.js';
 

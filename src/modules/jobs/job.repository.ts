@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { JobTable } from '../../db/schema.js';
+import type { JobTable } from './tables.js';
 import type { JobState } from './schema.js';
 
 const affected = (r: { numUpdatedRows: bigint }): number => Number(r.numUpdatedRows);

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { createDb } from '../../db/database.js';
 import type { Db } from '../../db/database.js';
-import { migrateToLatest } from '../../db/migrate.js';
+import { migrateToLatest } from '../../app/schema.js';
 import { systemClock } from '../../shared/clock.js';
 import { DIALECTS, createTestDatabase, dialectAvailable } from '../../../test/helpers/dialects.js';
 import type { TestDatabase } from '../../../test/helpers/dialects.js';

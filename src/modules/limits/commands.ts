@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { output } from '../../shared/terminal/output.js';
 import { table } from '../../shared/terminal/options.js';
 import { limitSpec } from '../../shared/limit-keys.js';
-import { recordsChanges } from '../command-types.js';
+import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { LimitsService } from './limits.service.js';
 import { ignoredMessage } from './limits.service.js';
@@ -68,5 +68,5 @@ export function limitCommands(program: Command, run: Run<Deps>): void {
       output(opts.json, report, () => applied(report));
     });
 
-  recordsChanges(program, ['limits set', 'limits apply']);
+  readOnly(program, ['limits show']);
 }

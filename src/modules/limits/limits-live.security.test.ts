@@ -9,6 +9,7 @@ import { loadSettings } from '../../config/settings.js';
 import { createDb } from '../../db/database.js';
 import { createInfra } from '../../infra/index.js';
 import { Modules } from '../../app/modules.js';
+import { loadModuleList } from '../../app/module-list.js';
 
 /**
  * api-auth-* changed at run time hold in the RUNNING service at once, without a
@@ -67,13 +68,13 @@ describe('a changed api-auth-fail-limit locks out at the new limit without a res
     db = await createTestDatabase('sqlite');
     t = await startTestApp(db.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_API_AUTH_FAIL_LIMIT: '7' });
     // A host command: its own settings, infrastructure and modules on the same database and data directory.
-    const cli = new Modules(createInfra(loadSettings({ MAILSVC_DATA_DIR: t.dataDir, MAILSVC_DATABASE_URL: db.url }), { openDb: createDb }));
+    const cli = new Modules(createInfra(loadSettings({ MAILSVC_DATA_DIR: t.dataDir, MAILSVC_DATABASE_URL: db.url }), { openDb: createDb }), {}, await loadModuleList());
     try {
-      await (await cli.limits()).service.update({ 'api-auth-fail-limit': '3' });
+      await (await cli.get('limits')).service.update({ 'api-auth-fail-limit': '3' });
     } finally {
       await cli.close();
     }
-    const limits = (await t.ctx.modules.limits()).service;
+    const limits = (await t.ctx.modules.get('limits')).service;
     const deadline = Date.now() + 30_000;
     while (limits.value('api-auth-fail-limit') !== 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(await failuresBeforeBlock('198.51.100.40')).toBe(3);

@@ -82,14 +82,14 @@ describe.skipIf(unavailable !== null)('GET /metrics', () => {
     for (let i = 0; i < 3; i++) expect((await call(t, 'GET', '/stats/summary', t.basic())).status).toBe(200);
     expect((await call(t, 'GET', '/stats/summary', t.basic('admin', 'wrong'))).status).toBe(401);
     // The mail-auth hook on TCP: an unknown user is a "fail" decision.
-    const mailAuth = await t.ctx.modules.mailAuth();
+    const mailAuth = await t.ctx.modules.get('mail-auth');
     const hook = await mailAuth.startHookServer({ tcp: { host: '127.0.0.1', port: 0 } });
     const hookPort = (hook.servers[0]?.address() as { port: number }).port;
     const hex = (s: string) => Buffer.from(s).toString('hex');
     expect(await ask(hookPort, `AUTH\timap\t192.0.2.1\t${hex('nobody@example.org')}\t${hex('pw')}\n`, '\n')).toBe('FAIL\n');
     await hook.close();
     // The policy service: a request without a SASL user is DUNNO.
-    const sendLimits = await t.ctx.modules.sendLimits();
+    const sendLimits = await t.ctx.modules.get('send-limits');
     const policy = await sendLimits.startPolicyServer({ host: '127.0.0.1', port: 0 });
     expect(await ask(policy.port, 'request=smtpd_access_policy\nprotocol_state=END-OF-MESSAGE\nsender=a@x.test\n\n', '\n\n')).toBe('action=DUNNO\n\n');
     await policy.close();

@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Db } from '../../db/database.js';
-import type { AdminMfaTable, Database } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import type { AdminMfaTable } from './tables.js';
 
 export type AdminMfaRow = AdminMfaTable;
 type Executor = Db | Transaction<Database>;

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { RecoveryCodeTable } from '../../db/schema.js';
+import type { RecoveryCodeTable } from './tables.js';
 
 export class RecoveryCodeRepository {
   constructor(private readonly db: Db) {}

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import type { PanelSessionTable } from '../../db/schema.js';
+import type { PanelSessionTable } from './tables.js';
 
 export type PanelSessionRow = PanelSessionTable;
 

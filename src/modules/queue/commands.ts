@@ -6,7 +6,7 @@ import type { QueueName } from '../../shared/queue-id.js';
 import { CliError, output } from '../../shared/terminal/output.js';
 import { confirm, formatBytes, pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
 import { plural } from '../../shared/terminal/human.js';
-import { commandGroup, recordsChanges } from '../command-types.js';
+import { commandGroup, readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import { durationSeconds } from './queue.service.js';
 import type { QueueService } from './queue.service.js';
@@ -100,5 +100,5 @@ export function queueCommands(program: Command, run: Run<{ service: QueueService
       });
       output(opts.json, { count: result.count }, () => (result.dryRun ? `${plural(result.count, 'message')} match${result.count === 1 ? 'es' : ''}; nothing changed.` : `${plural(result.count, 'message')} ${verb}.`));
     });
-  recordsChanges(program, ['queue hold', 'queue release', 'queue delete']);
+  readOnly(program, ['queue list', 'queue counts']);
 }

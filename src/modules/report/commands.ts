@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { CliError, output } from '../../shared/terminal/output.js';
 import { formatBytes, table } from '../../shared/terminal/options.js';
 import { plural } from '../../shared/terminal/human.js';
-import { commandGroup } from '../command-types.js';
+import { commandGroup, readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { ReportItem, ReportService } from './report.service.js';
 
@@ -48,4 +48,5 @@ export function reportCommands(program: Command, run: Run<{ service: ReportServi
           : table(['instance', 'address', 'version', 'last heartbeat', 'reachable'], t.instances.map((i) => [i.id, i.address, i.version, i.last_seen, i.reachable ? 'yes' : 'no']))),
       );
     });
+  readOnly(program, ['report performance', 'topology show']);
 }

@@ -12,7 +12,7 @@ export { NOT_INSTALLED, probeDaemon } from './components.js';
 /** What /health/details asks: each component's status, every probe with its own time limit. */
 export type ComponentProbe = Pick<ReportService, 'components'>;
 
-export function createReportModule(infra: Pick<Infra, 'db' | 'dialect' | 'redis' | 'settings' | 'clock' | 'connectRedis' | 'helper'>, deps: { queue: QueueCounter }) {
+export function createReportModule(infra: Pick<Infra, 'db' | 'schema' | 'dialect' | 'redis' | 'settings' | 'clock' | 'connectRedis' | 'helper'>, deps: { queue: QueueCounter }) {
   const { settings } = infra;
   const st = settings.stats;
   // Several probes ask at once; ioredis refuses a second connect() while the first is under way.
@@ -24,7 +24,7 @@ export function createReportModule(infra: Pick<Infra, 'db' | 'dialect' | 'redis'
   };
   const service = new ReportService(
     {
-      db: infra.db, dialect: infra.dialect, databaseUrl: settings.databaseUrl, redis: infra.redis, redisUrl: settings.redisUrl,
+      db: infra.db, schema: infra.schema, dialect: infra.dialect, databaseUrl: settings.databaseUrl, redis: infra.redis, redisUrl: settings.redisUrl,
       connectRedis, queue: deps.queue, helper: infra.helper, rspamdController: st.rspamdController, timeoutMs: st.probeTimeoutMs,
     },
     { dataDir: settings.dataDir, mailStorage: st.mailStorage, diskPercent: st.reportDiskPercent, queueLimit: st.reportQueueLimit, timeoutMs: st.probeTimeoutMs, rspamdController: st.rspamdController },

@@ -198,7 +198,7 @@ describe.skipIf(unavailable !== null)('the performance report, topology and /hea
       const rdb = await createTestDatabase('sqlite');
       const stalled = await startTestApp(rdb.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_REDIS_URL: relayUrl, MAILSVC_HELPER: 'direct', MAILSVC_POSTFIX_CONFIG_DIR: pf.configDir, MAILSVC_RSPAMD_CONTROLLER_URL: rspamdUrl, MAILSVC_PROBE_TIMEOUT_MS: '800' });
       try {
-        const health = (await stalled.ctx.modules.health()).service;
+        const health = (await stalled.ctx.modules.get('health')).service;
         expect(await health.details()).toMatchObject({ status: 'ok', degraded_by: [], redis: { reachable: true }, components: { redis: { status: 'up' } } });
         stall = true;
         const started = Date.now();
@@ -216,7 +216,7 @@ describe.skipIf(unavailable !== null)('the performance report, topology and /hea
     }, 60_000);
 
     it('topology show lists every API instance by its heartbeat, with the components, addresses and versions', async () => {
-      const report = await t.ctx.modules.report();
+      const report = await t.ctx.modules.get('report');
       const a = report.startHeartbeat('10.0.0.1:8080');
       const b = report.startHeartbeat('10.0.0.2:8080');
       const r = new Redis(redisUrl);

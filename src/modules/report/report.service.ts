@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Db } from '../../db/database.js';
 import { objectCounts } from '../../db/object-counts.js';
-import { LATEST_SCHEMA, schemaVersion } from '../../db/migrate.js';
+import type { Schema } from '../../db/migrate.js';
 import { ExecError } from '../../adapters/exec.js';
 import { directorySize, diskUsage, memory } from '../../adapters/host/host.js';
 import type { Clock } from '../../shared/clock.js';
@@ -27,7 +27,7 @@ const redisField = (info: string, key: string): number | null => {
 
 export class ReportService {
   constructor(
-    private readonly deps: ComponentDeps & { db: Db; redis: Redis | undefined; queue: QueueCounter },
+    private readonly deps: ComponentDeps & { db: Db; schema: Pick<Schema, 'latest' | 'version'>; redis: Redis | undefined; queue: QueueCounter },
     private readonly s: ReportSettings,
     private readonly clock: Clock,
   ) {}
@@ -62,8 +62,9 @@ export class ReportService {
         }
       }),
       probe<Record<string, unknown>>(ms, async () => {
-        const version = await schemaVersion(db);
-        return { status: 'up', detail: version === LATEST_SCHEMA ? null : `schema ${version ?? 'none'}, latest ${LATEST_SCHEMA}: run mailsvc db migrate`, schema_version: version, rows: await objectCounts(db) };
+        const { schema } = this.deps;
+        const version = await schema.version(db);
+        return { status: 'up', detail: version === schema.latest ? null : `schema ${version ?? 'none'}, latest ${schema.latest}: run mailsvc db migrate`, schema_version: version, rows: await objectCounts(db) };
       }),
       probe<Record<string, unknown>>(ms, async () => {
         if (!redis) return { status: 'unknown', detail: 'not configured (MAILSVC_REDIS_URL unset)' };

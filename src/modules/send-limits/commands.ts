@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { WINDOWS } from '../../shared/send-rate.js';
 import { output } from '../../shared/terminal/output.js';
-import { commandGroup, recordsChanges } from '../command-types.js';
+import { commandGroup } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { SendLimitsService } from './send-limits.service.js';
 
@@ -20,5 +20,4 @@ export function sendLimitCommands(program: Command, run: Run<Deps>): void {
         `Global defaults (MAILSVC_SEND_RATE_*; 0 = no limit): ${WINDOWS.map((w) => `${w.replace('_', ' ')} ${result.defaults[w]}`).join(', ')}`,
       );
     });
-  recordsChanges(program, ['accounts sync-send-limits']);
 }

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { escapeControl, output, CliError } from '../../shared/terminal/output.js';
 import { yesNo } from '../../shared/terminal/options.js';
-import { recordsChanges } from '../command-types.js';
+import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
-import type { JobRunner, ProgressView } from '../jobs/index.js';
+import type { JobRunner } from '../jobs/index.js';
+import type { ProgressView } from '../../shared/terminal/progress.js';
 import type { ApplyUpdateInput, UpdateCheck } from '../updates/index.js';
 import type { SettingsView } from './schema.js';
 import type { SettingsService } from './settings.service.js';
@@ -104,5 +105,5 @@ export function settingsCommands(program: Command, run: Run<Deps>, view: () => P
       }
     });
 
-  recordsChanges(program, ['settings set', 'settings apply-update']);
+  readOnly(program, ['settings show', 'settings check-update']);
 }

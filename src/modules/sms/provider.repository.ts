@@ -1,5 +1,5 @@
 import type { Db, DialectName } from '../../db/database.js';
-import type { SmsProviderTable } from '../../db/schema.js';
+import type { SmsProviderTable } from './tables.js';
 
 export type ProviderRow = SmsProviderTable;
 

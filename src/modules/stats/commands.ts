@@ -4,11 +4,11 @@ import { CliError, output } from '../../shared/terminal/output.js';
 import { formatBytes, pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
 import { plural } from '../../shared/terminal/human.js';
 import type { Page } from '../../shared/paging.js';
-import { commandGroup } from '../command-types.js';
+import { commandGroup, notAudited, readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { StatsService, RangeInput } from './stats.service.js';
 import type { Direction } from './collector.js';
-import type { ProgressView } from '../jobs/index.js';
+import type { ProgressView } from '../../shared/terminal/progress.js';
 
 const DIRS = ['inbound', 'outbound', 'local'] as const;
 /** Runs reading less than this show no progress (the timer's runs read a few KiB). */
@@ -42,7 +42,6 @@ const figures = (f: { messages: number; bytes: number }) => `${f.messages} / ${f
 export function statsCommands(program: Command, run: Run<{ service: StatsService }>, view: () => ProgressView): void {
   const stats = commandGroup(program, 'stats', 'traffic statistics from the Postfix log');
 
-  // Not audited: the timer runs it every few minutes, and it changes only figures derived from the log.
   stats
     .command('collect')
     .description('read what the Postfix log (MAILSVC_MAIL_LOG, or the systemd journal without it) gained since the last run, store it, and drop rows past the retention')
@@ -59,7 +58,7 @@ export function statsCommands(program: Command, run: Run<{ service: StatsService
         }),
       );
       const shown = display as ProgressView | null;
-      shown?.end({ id: 'collect', kind: 'stats-collect', state: 'succeeded', progress: 1, message: `read ${plural(r.lines, 'line')}`, result: null });
+      shown?.end({ progress: 1, message: `read ${plural(r.lines, 'line')}` });
       const none = r.files_read.length === 0 && r.journal === null;
       const source = r.journal === null ? r.files_read.join(', ') : `the systemd journal${JOURNAL_FROM[r.journal.from]}`;
       output(opts.json, r, () =>
@@ -95,4 +94,6 @@ export function statsCommands(program: Command, run: Run<{ service: StatsService
         t.items.length === 0 ? 'No traffic in that range.' : table(['time (UTC)', ...DIRS], t.items.map((i) => [i.time.slice(0, 16).replace('T', ' '), ...DIRS.map((d) => figures(i[d]))])),
       );
     });
+  readOnly(program, ['stats summary', 'stats mailboxes', 'stats timeline']);
+  notAudited(program, ['stats collect'], 'the timer runs it every few minutes, and it changes only figures derived from the log');
 }

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { createDb, dialectOf } from '../../db/database.js';
 import type { Db } from '../../db/database.js';
-import { migrateToLatest } from '../../db/migrate.js';
+import { migrateToLatest } from '../../app/schema.js';
 import { DIALECTS, createTestDatabase, dialectAvailable } from '../../../test/helpers/dialects.js';
 import type { TestDatabase } from '../../../test/helpers/dialects.js';
 import { FakeClock } from '../../../test/helpers/app.js';

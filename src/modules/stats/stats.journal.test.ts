@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb } from '../../db/database.js';
 import type { Db } from '../../db/database.js';
-import { migrateToLatest } from '../../db/migrate.js';
+import { migrateToLatest } from '../../app/schema.js';
 import { AppError } from '../../shared/errors.js';
 import { createTestDatabase } from '../../../test/helpers/dialects.js';
 import type { TestDatabase } from '../../../test/helpers/dialects.js';

@@ -7,7 +7,7 @@ import { DIALECTS, createTestDatabase, dialectAvailable } from '../../../test/he
 import type { TestDatabase } from '../../../test/helpers/dialects.js';
 import { createDb } from '../../db/database.js';
 import type { Db } from '../../db/database.js';
-import { migrateToLatest } from '../../db/migrate.js';
+import { migrateToLatest } from '../../app/schema.js';
 import { createSnapshotter } from './db-snapshot.js';
 
 /** The update's snapshot against the real servers: rows, changed schema and new tables all go back. */

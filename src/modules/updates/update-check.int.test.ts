@@ -12,7 +12,7 @@ import { startFeedServer } from '../../../test/helpers/releases.js';
 import type { FeedServer } from '../../../test/helpers/releases.js';
 import { createDb } from '../../db/database.js';
 import type { Db } from '../../db/database.js';
-import { migrateToLatest } from '../../db/migrate.js';
+import { migrateToLatest } from '../../app/schema.js';
 import { AppError } from '../../shared/errors.js';
 import { applyUpdate } from './update-apply.js';
 import { UpdateService } from './update.service.js';

@@ -1,8 +1,8 @@
-import type { JobUpdate } from './job-runner.js';
-import type { Job } from './schema.js';
+/** How far a job got: a fraction from 0 to 1 and what it does now (a job's update, or the job record at its end). */
+type JobUpdate = { progress: number; message: string };
 
 /** Shows a foreground job's progress (a bar on a terminal, lines otherwise) and ends its display. */
-export type ProgressView = { update(u: JobUpdate): void; end(job: Job): void };
+export type ProgressView = { update(u: JobUpdate): void; end(job: JobUpdate): void };
 
 const BAR_WIDTH = 30;
 /** Redraws of the bar at most this often: a fast job must not flood the terminal. */
@@ -35,7 +35,7 @@ export function progressView(out: Out = process.stderr, now: () => number = Date
         lastDraw = t;
         draw(u);
       },
-      end(job: Job) {
+      end(job: JobUpdate) {
         draw({ progress: job.progress, message: job.message });
         if (drawn) out.write('\n');
       },
@@ -53,7 +53,7 @@ export function progressView(out: Out = process.stderr, now: () => number = Date
         line(u);
       }
     },
-    end(job: Job) {
+    end(job: JobUpdate) {
       if (job.message !== message) line({ progress: job.progress, message: job.message });
     },
   };

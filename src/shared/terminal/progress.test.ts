@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { progressView } from './progress-view.js';
-import type { Job } from './schema.js';
+import type { Job } from '../../modules/jobs/index.js';
+import { progressView } from './progress.js';
 
 const job = (over: Partial<Job> = {}): Job => ({ id: 'j1', kind: 'sample', state: 'succeeded', progress: 1, message: 'done', result: null, ...over });
 const sink = (isTTY: boolean) => {

@@ -1,0 +1,32 @@
+import { progressView } from '../../shared/terminal/progress.js';
+import { defineModule } from '../module-types.js';
+import { dnsCommands } from './commands.js';
+import type { DnsModule } from './index.js';
+
+declare module '../module-types.js' {
+  interface ModuleRegistry {
+    dns: DnsModule;
+  }
+}
+
+export default defineModule({
+  name: 'dns',
+  doc: 'docs/dns.md',
+  http: true,
+  build: async (ctx) => {
+    const [{ createDnsModule }, domains, limits, jobs] = await Promise.all([import('./index.js'), ctx.get('domains'), ctx.get('limits'), ctx.get('jobs')]);
+    return createDnsModule(ctx.infra, {
+      domains: domains.service,
+      keyBits: () => limits.service.value('dkim-key-bits'),
+      rotationDays: () => limits.service.value('dkim-rotation-days'),
+      graceDays: () => limits.service.value('dkim-rotation-grace-days'),
+      activeDomains: () => domains.service.activeNames(),
+      jobs: jobs.runner,
+    });
+  },
+  commands: (program, cli) => dnsCommands(program, cli.run(), () => progressView()),
+  listens: {
+    // A deleted domain's DKIM keys are retired with it (docs/dns.md).
+    'domain.deleting': async (ctx) => (await import('./index.js')).retireDomainKeys((await ctx.get('dns')).dkim),
+  },
+});
