@@ -14,44 +14,20 @@
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, enrolTotp, panelCall, panelSignIn, signIn } from './helpers/guest-api.js';
-import { bootGuest, cachedRoot, makeOverlay, nspawnUnavailable, type Guest, type Overlay } from './helpers/nspawn.js';
+import { bootGuest, makeOverlay, type Guest, type Overlay } from './helpers/nspawn.js';
+import { ADMIN, ADMIN_PASSWORD, installedGuestUnavailable, releaseArchive, waitHealthy } from './helpers/installed-guest.js';
 import { REPO_ROOT } from './helpers/cli.js';
 import { breakPackage, publishRelease, stageRelease } from './helpers/releases.js';
 import { skipNotice } from './helpers/services.js';
-import { oathtoolInstalled } from './helpers/totp.js';
 import { PRIVILEGE_WALK } from './helpers/privilege-walk.js';
 
-const ADMIN = 'admin';
-const PASSWORD = 'a long installed-host password';
+const PASSWORD = ADMIN_PASSWORD;
 const BACKUP_CALENDAR = '*-*-* 03:17:00';
 
-let missing = nspawnUnavailable() ?? (oathtoolInstalled() ? null : 'oathtool missing (apt-get install oathtool)');
-let lower = '';
-if (!missing) {
-  try {
-    lower = cachedRoot();
-  } catch (e) {
-    missing = `the Debian 12 root could not be built (no network to deb.debian.org?): ${String((e as { stderr?: Buffer }).stderr ?? e).slice(-400)}`;
-  }
-}
+const { missing, lower } = installedGuestUnavailable();
 if (missing) skipNotice('a Debian 12 guest under systemd-nspawn', missing);
-
-/** The release archive: npm run release (scripts/release.mjs) on the working tree, or the one named. */
-function releaseArchive(tmp: string): string {
-  const given = process.env.MAILSVC_TEST_RELEASE_ARCHIVE;
-  if (given) return given;
-  const key = join(tmp, 'signing.pem');
-  const { privateKey } = generateKeyPairSync('ed25519');
-  mkdirSync(tmp, { recursive: true });
-  writeFileSync(key, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
-  const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-  const staged = stageRelease(join(tmp, 'stage'), version, key);
-  publishRelease(staged, join(tmp, 'feed'), 'https://updates.invalid/mailsvc', key, 'stable');
-  return join(tmp, 'feed', 'stable', version, `mailsvc-${version}.tar.gz`);
-}
 
 /** The in-guest feed server: static files over HTTPS on 127.0.0.1 (node's https, the tests' certificate). */
 const FEED_SERVER = `import { createServer } from 'node:https';
@@ -83,17 +59,7 @@ describe.skipIf(missing !== null)('installed on a Debian 12 host under systemd (
   const failedUnits = async (): Promise<string> => (await guest.run(['systemctl', '--failed', '--plain', '--no-legend', '--no-pager'])).stdout.trim();
   const mainPid = async (unit: string): Promise<number> => Number((await guest.sh(`systemctl show -p MainPID --value ${unit}`)).trim());
   const uidOf = async (pid: number): Promise<string> => ((await guest.sh(`cat /proc/${pid}/status`)).match(/^Uid:\s+(\d+)/m) ?? [])[1] ?? '';
-  const healthy = async (): Promise<void> => {
-    const deadline = Date.now() + 90_000;
-    let last = '';
-    while (Date.now() < deadline) {
-      const r = await api(guest, 'GET', '/health');
-      if (r.status === 200) return;
-      last = JSON.stringify(r);
-      await new Promise((res) => setTimeout(res, 500));
-    }
-    throw new Error(`the service did not answer /health: ${last}\n${(await guest.run(['journalctl', '-u', 'mailsvc', '--no-pager', '-n', '40'])).stdout}`);
-  };
+  const healthy = (): Promise<void> => waitHealthy(guest);
 
   beforeAll(async () => {
     tmp = mkdtempSync('/var/tmp/mailsvc-installed-host-');
