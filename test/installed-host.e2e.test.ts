@@ -60,6 +60,14 @@ describe.skipIf(missing !== null)('installed on a Debian 12 host under systemd (
   const mainPid = async (unit: string): Promise<number> => Number((await guest.sh(`systemctl show -p MainPID --value ${unit}`)).trim());
   const uidOf = async (pid: number): Promise<string> => ((await guest.sh(`cat /proc/${pid}/status`)).match(/^Uid:\s+(\d+)/m) ?? [])[1] ?? '';
   const healthy = (): Promise<void> => waitHealthy(guest);
+  /** `check` holds now, and again after the service restarts; no unit failed on the way. */
+  const survivesRestart = async (check: () => Promise<void>): Promise<void> => {
+    await check();
+    await guest.sh('systemctl restart mailsvc');
+    await healthy();
+    await check();
+    expect(await failedUnits()).toBe('');
+  };
 
   beforeAll(async () => {
     tmp = mkdtempSync('/var/tmp/mailsvc-installed-host-');
@@ -136,11 +144,7 @@ describe.skipIf(missing !== null)('installed on a Debian 12 host under systemd (
       expect((await api(guest, 'GET', '/admin/limits', bearer)).body).toMatchObject({ 'message-size-limit': 20 * 1024 * 1024 });
       expect(JSON.stringify((await api(guest, 'GET', '/admin/backups/settings', bearer)).body)).toMatch(/"RETENTION_DAYS":\s*"?9"?/);
     };
-    await check();
-    await guest.sh('systemctl restart mailsvc');
-    await healthy();
-    await check();
-    expect(await failedUnits()).toBe('');
+    await survivesRestart(check);
   }, 300_000);
 
   it('4. settings changed through the web panel (switched on in the settings file) reach the API and survive a restart', async () => {
@@ -157,11 +161,7 @@ describe.skipIf(missing !== null)('installed on a Debian 12 host under systemd (
       expect((await api(guest, 'GET', '/admin/settings', bearer)).body).toMatchObject({ update_channel: 'stable' });
       expect((await panelCall(guest, 'GET', '/panel/api/admin/limits', session)).body).toMatchObject({ 'message-size-limit': 30 * 1024 * 1024 });
     };
-    await check();
-    await guest.sh('systemctl restart mailsvc');
-    await healthy();
-    await check();
-    expect(await failedUnits()).toBe('');
+    await survivesRestart(check);
   }, 300_000);
 
   it('5. the timers fire: backup, verify, stats and DKIM rotation run on their calendars, succeed, and show in backup show, /health/details and doctor', async () => {
