@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -37,5 +37,21 @@ describe('a production install', () => {
     const outside = [...bare].map(packageOf).filter((p) => !p.startsWith('node:') && !builtins.has(p) && !(p in pkg.dependencies));
     expect([...new Set(outside)]).toEqual([]);
     expect(bare.size).toBeGreaterThan(3);
+  });
+
+  it('every start (--help too) evaluates only the light entry: no Kysely, database layer, infra or backup service in it', () => {
+    buildCli();
+    // The entry file and the chunks it imports statically are what Node evaluates before any command runs.
+    const bundleDir = join(REPO_ROOT, 'dist', 'bundle');
+    const entry = readFileSync(join(bundleDir, 'mailsvc.js'), 'utf8');
+    const staticChunks = [...entry.matchAll(/^import\s[^;]*?from\s*"(\.\/chunks\/[^"]+)"|^import\s*"(\.\/chunks\/[^"]+)"/gm)].map((m) => m[1] ?? m[2] ?? '');
+    // (rolldown's own runtime chunk has no source map: it holds only its module helpers.)
+    const maps = ['mailsvc.js', ...staticChunks].map((f) => join(bundleDir, `${f}.map`)).filter((f) => existsSync(f));
+    const sources = maps.flatMap((f) => (JSON.parse(readFileSync(f, 'utf8')) as { sources: string[] }).sources);
+    const heavy = sources.filter((s) => /node_modules\/(kysely|undici|@sinclair|pino|fastify|ioredis|pg|mysql2)\/|\/db\/|\/infra\/|backups\/(backup\.service|restore|backup-run)/.test(s));
+    expect(heavy).toEqual([]);
+    // The fixture is real: the entry holds commander and the module manifests.
+    expect(sources.some((s) => s.includes('node_modules/commander/'))).toBe(true);
+    expect(sources.some((s) => s.endsWith('modules/backups/commands.js'))).toBe(true);
   });
 });

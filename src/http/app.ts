@@ -14,6 +14,7 @@ import { errorHandler } from './error-handler.js';
 import { registerJsonParser } from './json-parser.js';
 import { clientErrorHandler, registerNotFound } from './protocol-errors.js';
 import { registerNoStore } from './no-store.js';
+import { attachCompilers, lazyCompilers } from './lazy-compilers.js';
 import { registerOptionalBodies, swaggerOptions } from './openapi.js';
 import { registerAuditHook } from './audit-hook.js';
 import { registerClientIp } from './client-ip.js';
@@ -45,7 +46,10 @@ function adminHooks(guard: AdminGuard, panel: PanelCallMarker | undefined): Admi
  */
 export async function buildApp(modules: Modules, opts: { routes?: RouteEntry[] } = {}): Promise<FastifyInstance> {
   const { settings, log } = modules.infra;
+  // Each route's validator and serializer is built on its first use (src/http/lazy-compilers.ts).
+  const compilers = lazyCompilers();
   const app = Fastify({
+    schemaController: { compilersFactory: compilers.compilersFactory },
     loggerInstance: log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
     // One line per request instead of Fastify's two, successful reads only at debug.
@@ -65,6 +69,7 @@ export async function buildApp(modules: Modules, opts: { routes?: RouteEntry[] }
     // What Node's parser refuses (unknown method, 431, 408) keeps the API's error shape too.
     clientErrorHandler,
   });
+  attachCompilers(app, compilers);
   registerJsonParser(app);
   registerBodyTimeout(app, settings.httpBodyTimeout);
   registerClientIp(app, settings.trustedProxies.length > 0, log);

@@ -5,6 +5,7 @@ import { ADMIN_PASSWORD, startTestApp } from '../../test/helpers/app.js';
 import type { TestApp } from '../../test/helpers/app.js';
 import { loadSchema } from '../app/schema.js';
 import { buildApp } from './app.js';
+import { compilersOf } from './lazy-compilers.js';
 import type { RouteEntry } from './route-catalog.js';
 
 const LATEST_SCHEMA = (await loadSchema()).latest;
@@ -68,6 +69,24 @@ describe('HTTP contract: OpenAPI, docs, error bodies, health', () => {
     expect(doc.components.securitySchemes).toMatchObject({ bearer: { scheme: 'bearer' }, basic: { scheme: 'basic' } });
     const login = doc.paths['/auth/login']?.post as { responses: Record<string, unknown> };
     expect(Object.keys(login.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '422', '429']));
+  });
+
+  it("every route's validators and serializers compile (they are built lazily, on first use: a broken schema must fail here, not as a 500)", async () => {
+    const again = await buildApp(t.ctx.modules);
+    try {
+      const c = compilersOf(again);
+      expect(c).toBeDefined();
+      // Nothing served yet: every compiled function still waits (the idle service holds none of them).
+      const waiting = c?.pending() ?? 0;
+      expect(waiting).toBeGreaterThan(100);
+      expect(c?.compileAll()).toBe(waiting);
+      expect(c?.pending()).toBe(0);
+      // After forcing, requests still validate and serialize the same way.
+      const res = await again.inject({ method: 'POST', url: '/auth/login', payload: { username: 'admin', password: 42 } });
+      expect(res.statusCode).toBe(422);
+    } finally {
+      await again.close();
+    }
   });
 
   it('every documented operation answers a request without credentials with a status the document gives it, never as an unknown route', async () => {

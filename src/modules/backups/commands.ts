@@ -8,10 +8,8 @@ import type { Run } from '../command-types.js';
 import type { Job } from '../jobs/index.js';
 import type { ProgressView } from '../../shared/terminal/progress.js';
 import type { BackupsModule } from './index.js';
-import { KeyMismatchRefused, PhysicalRestoreRefused } from './backup.service.js';
 import type { BackupService } from './backup.service.js';
-import { RestoreUnproven } from './restore-proof.js';
-import { UnsafeBackupDir } from './local-dir.js';
+import { KeyMismatchRefused, PhysicalRestoreRefused, RestoreUnproven, UnsafeBackupDir } from './errors.js';
 import type { BackupRecord, BackupShow, RestoreReport, VerifyReport } from './schema.js';
 
 const size = (n: number): string => (n >= 1 << 30 ? `${(n / (1 << 30)).toFixed(1)} GiB` : n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${Math.ceil(n / 1024)} KiB`);

@@ -1,6 +1,5 @@
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { AppError } from '../../shared/errors.js';
 
 const isRoot = (): boolean => process.getuid?.() === 0;
 
@@ -11,12 +10,8 @@ export function backupGroup(): number {
   return Number.isInteger(gid) ? gid : 0;
 }
 
-/** LOCAL_DIR (or a parent) a user other than root could write: never used by a root run (CLI exit 78). */
-export class UnsafeBackupDir extends AppError {
-  constructor(detail: string) {
-    super('conflict', detail);
-  }
-}
+import { UnsafeBackupDir } from './errors.js';
+export { UnsafeBackupDir };
 
 /** Refuses `path` unless root owns it and only root can write it (a parent may be sticky, as /tmp). */
 function checkOwned(path: string, leaf: boolean, localDir: string): void {

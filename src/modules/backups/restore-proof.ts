@@ -70,9 +70,4 @@ export async function proveRestored(settings: Settings, schema: Pick<Schema, 'la
   }
 }
 
-/** The restore wrote what it was asked to, but the host would not start on it (CLI exit 1). */
-export class RestoreUnproven extends AppError {
-  constructor(problems: string[], steps: string[]) {
-    super('conflict', `the restore ran (${steps.join('; ')}) but the result does not open, so it is not complete: ${problems.join('; ')}`);
-  }
-}
+export { RestoreUnproven } from './errors.js';

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { physicalRestoreSteps } from '../../adapters/db-dump/physical.js';
 import type { Settings } from '../../config/settings.js';
-import { AppError } from '../../shared/errors.js';
 import { secretKeyInfo } from './backup-run.js';
 import type { Manifest } from './manifest.js';
 
@@ -31,16 +30,5 @@ export function refuseDb(settings: Settings, m: Manifest, dir: string, withConfi
   throw new KeyMismatchRefused(`refusing to restore, nothing was changed: the database of ${m.id} holds secrets sealed with key ${want}, and this host's key is ${have ?? 'missing'}; ${how}`);
 }
 
-/** A restore of a physical database copy: never automatic; the message holds the manual steps (CLI exit 3). */
-export class PhysicalRestoreRefused extends AppError {
-  constructor(readonly headline: string, readonly steps: string[]) {
-    super('conflict', `${headline}; to put it back, as root on the database host: ${steps.map((x, i) => `(${i + 1}) ${x}`).join('; ')}`);
-  }
-}
-
-/** The restored database could not open its secrets with this host's key (CLI exit 78: the key is a setting). */
-export class KeyMismatchRefused extends AppError {
-  constructor(detail: string) {
-    super('conflict', detail);
-  }
-}
+import { KeyMismatchRefused, PhysicalRestoreRefused } from './errors.js';
+export { KeyMismatchRefused, PhysicalRestoreRefused };
