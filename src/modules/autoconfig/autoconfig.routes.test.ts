@@ -179,7 +179,9 @@ describe('autoconfiguration routes', { timeout: 60_000 }, () => {
     // Without app_password: a profile without one.
     const plain = await t.app.inject({ method: 'POST', url: '/accounts/alice@example.org/mobileconfig', headers: { authorization: t.basic() } });
     expect(plain.statusCode).toBe(200);
-    expect(plain.body).not.toContain('IncomingPassword');
+    const [noPassword] = (await parsePlist(plain.body)).PayloadContent as Array<Record<string, unknown>>;
+    expect(noPassword).not.toHaveProperty('IncomingPassword');
+    expect(noPassword).not.toHaveProperty('OutgoingPassword');
   });
 });
 

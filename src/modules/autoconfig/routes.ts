@@ -25,7 +25,7 @@ export async function autoconfigRoutes(app: FastifyInstance, deps: AutoconfigRou
   const { service } = deps;
   const limited = async (req: FastifyRequest) => service.consume(req.clientIp);
   const xml = (reply: FastifyReply, text: string) => reply.type(XML).header('cache-control', 'no-store').send(text);
-  const publicErrors = errors(400, 404, 429, 503);
+  const publicErrors = errors(400, 404, 422, 429, 503);
 
   // Thunderbird asks both: the domain's own /.well-known/ path and autoconfig.<domain>/mail/.
   for (const url of ['/.well-known/autoconfig/mail/config-v1.1.xml', '/mail/config-v1.1.xml']) {
@@ -57,7 +57,7 @@ export async function autoconfigRoutes(app: FastifyInstance, deps: AutoconfigRou
         description: 'Body: the POX Autodiscover request (`text/xml` or `application/xml`, at most 16 KiB, no DOCTYPE) with `Request/EMailAddress` and `AcceptableResponseSchema` http://schemas.microsoft.com/exchange/autodiscover/outlook/responseschema/2006a. Answers the Autodiscover response (outlook schema 2006a) with the servers Dovecot and Postfix serve, implicit TLS first. The same answer for an existing and a non-existing mailbox of a known domain (the login name is the address sent); unknown and inactive domains answer 404. Public, limited per client address.',
         consumes: ['text/xml', 'application/xml'],
         body: Type.String({ description: 'the Autodiscover request XML', maxLength: XML_BODY_LIMIT }),
-        response: { 200: Type.String({ description: 'application/xml: the Autodiscover response' }), ...errors(400, 404, 413, 415, 429, 503) },
+        response: { 200: Type.String({ description: 'application/xml: the Autodiscover response' }), ...errors(400, 404, 413, 415, 422, 429, 503) },
       },
       handler: async (req, reply) => xml(reply, await service.autodiscover(req.body)),
     });
@@ -110,7 +110,7 @@ export async function autoconfigRoutes(app: FastifyInstance, deps: AutoconfigRou
       description: 'With `app_password` the account gets a new app password (named, optionally expiring, like POST /accounts/{id}/app-passwords) and the profile carries it for IMAP and SMTP: the password is in this answer only, so hand the file to the device and delete it. Without, the profile has no password. The answer is `application/x-apple-aspen-config`.',
       params: AccountParam,
       body: MobileconfigBody,
-      response: { 200: Type.String({ description: 'application/x-apple-aspen-config' }), ...errors(400, 401, 403, 404, 413, 422, 503) },
+      response: { 200: Type.String({ description: 'application/x-apple-aspen-config' }), ...errors(400, 401, 403, 404, 413, 422, 429, 503) },
     },
     handler: async (req, reply) => {
       const account = await deps.accounts.resolve(req.params.id);
