@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import type { TestDatabase } from '../../../test/helpers/dialects.js';
 import { startTestApp } from '../../../test/helpers/app.js';
 import type { TestApp } from '../../../test/helpers/app.js';
 import { skipNotice } from '../../../test/helpers/services.js';
+import { isolatedRedisUrl, redisAvailable } from '../../../test/helpers/redis.js';
 import { SCHEMAS, autodiscoverProtocols, parsePlist, thunderbirdServers, validateXml, xmllintMissing } from '../../../test/helpers/autoconfig.js';
 
 /**
@@ -209,6 +211,30 @@ describe('autoconfiguration limits and setup', { timeout: 60_000 }, () => {
     const pox = await t.app.inject({ method: 'POST', url: '/autodiscover/autodiscover.xml', headers: { 'content-type': 'text/xml' }, payload: request('alice@example.org'), remoteAddress: '192.0.2.1' });
     expect(pox.statusCode).toBe(429);
     expect((await ask('192.0.2.2')).statusCode).toBe(200);
+  });
+});
+
+describe('autoconfiguration limits shared through Redis', { timeout: 60_000 }, async () => {
+  const available = await redisAvailable();
+  const redis = isolatedRedisUrl(11);
+  it.skipIf(!available)('two instances on one Redis share each client address\'s budget', async () => {
+    const db = await createTestDatabase('sqlite');
+    const env = { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_MAIL_HOST: HOST, MAILSVC_AUTOCONFIG_PER_MINUTE: '2', MAILSVC_REDIS_URL: redis };
+    const [a, b] = [await startTestApp(db.url, env), await startTestApp(db.url, env)];
+    try {
+      await a.ctx.domains.create('example.org');
+      // An address of this run only: Redis keeps counts across runs for the minute.
+      const ip = `2001:db8::${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
+      const ask = (t: TestApp) => t.app.inject({ method: 'GET', url: '/mail/config-v1.1.xml?emailaddress=alice%40example.org', remoteAddress: ip });
+      expect((await ask(a)).statusCode).toBe(200);
+      expect((await ask(b)).statusCode).toBe(200);
+      expect((await ask(a)).statusCode).toBe(429);
+      expect((await ask(b)).statusCode).toBe(429);
+    } finally {
+      await a.close();
+      await b.close();
+      await db.drop();
+    }
   });
 });
 
