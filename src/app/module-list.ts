@@ -19,6 +19,7 @@ const MODULE_LIST = [
   () => import('../modules/routing/module.js'),
   () => import('../modules/accounts/module.js'),
   () => import('../modules/app-passwords/module.js'),
+  () => import('../modules/autoconfig/module.js'),
   () => import('../modules/send-limits/module.js'),
   () => import('../modules/aliases/module.js'),
   () => import('../modules/mail-auth/module.js'),

@@ -16,6 +16,8 @@ import { loadUpdateSettings } from './update-settings.js';
 import type { UpdateSettings } from './update-settings.js';
 import { loadStatsSettings } from './stats-settings.js';
 import { loadDoctorSettings } from './doctor-settings.js';
+import { loadAutoconfigSettings } from './autoconfig-settings.js';
+import type { AutoconfigSettings } from './autoconfig-settings.js';
 import type { DoctorSettings } from './doctor-settings.js';
 import type { StatsSettings } from './stats-settings.js';
 import { loadDnsSettings } from './dns-settings.js';
@@ -97,6 +99,8 @@ export type Settings = Readonly<{
   stats: StatsSettings;
   /** What `mailsvc doctor` checks where (docs/doctor.md). */
   doctor: DoctorSettings;
+  /** What mail clients are told: the mail host, where the daemons' ports are read (docs/mail-clients.md). */
+  autoconfig: AutoconfigSettings;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -249,5 +253,6 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     updates: loadUpdateSettings(src, layout.root, (k, d) => bool(src, k, d), (k, d, lo, hi) => int(src, k, d, lo, hi)),
     stats: loadStatsSettings(src),
     doctor: loadDoctorSettings(src),
+    autoconfig: loadAutoconfigSettings(src, layout.root),
   });
 }

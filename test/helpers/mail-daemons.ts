@@ -105,10 +105,22 @@ export type DovecotOptions = {
    * puts a passwd-file passdb ahead of the hook there). Omitted: nothing added.
    */
   extraPassdbFirst?: string;
+  /**
+   * TLS with this certificate and key (PEM files): the client listeners then
+   * come from deploy/dovecot/conf.d/13-mailsvc-listeners.conf with its ports
+   * moved to free ones (imapPort for 143, imapsPort for 993), as installed.
+   * Omitted: plain-text IMAP and POP3 on free ports, no TLS.
+   */
+  tls?: { cert: string; key: string };
 };
 export type Dovecot = {
   imapPort: number;
+  /** IMAP over implicit TLS (with `tls`), else 0. */
+  imapsPort: number;
+  /** POP3 (without `tls`), else 0. */
   pop3Port: number;
+  /** The client listeners file as Dovecot reads it (with `tls`), else ''. */
+  listenersPath: string;
   /** Dovecot SASL socket for Postfix (smtpd_sasl_path). */
   authSocket: string;
   /** LMTP socket for Postfix (virtual_transport = lmtp:unix:<this>). */
@@ -126,7 +138,7 @@ function dovecotConnect(dialect: DialectName, t: DbTarget): string {
   return [`host=${t.host}`, `port=${t.port}`, `dbname=${t.dbname}`, `user=${t.user}`, ...(t.password ? [`password=${t.password}`] : [])].join(' ');
 }
 
-function writeDovecotConfig(dir: string, opts: DovecotOptions, imapPort: number, pop3Port: number): void {
+function writeDovecotConfig(dir: string, opts: DovecotOptions, imapPort: number, pop3Port: number, imapsPort: number): void {
   const [vmail, postfixPrivate, lua, sql] = ['vmail', 'postfix-private', 'mailsvc-auth.lua', 'dovecot-sql.conf.ext'].map((f) => join(dir, f)) as [string, string, string, string];
   mkdirSync(join(dir, 'conf.d'));
   mkdirSync(postfixPrivate);
@@ -149,14 +161,21 @@ function writeDovecotConfig(dir: string, opts: DovecotOptions, imapPort: number,
   ]));
   const listener = (service: string, port: number) =>
     `service ${service}-login {\n  inet_listener ${service} {\n    port = ${port}\n  }\n  inet_listener ${service}s {\n    port = 0\n  }\n}`;
+  if (opts.tls) {
+    writeFileSync(join(dir, 'conf.d/13-mailsvc-listeners.conf'), deployFile('dovecot/conf.d/13-mailsvc-listeners.conf', [
+      [/port = 143$/m, `port = ${imapPort}`],
+      [/port = 993$/m, `port = ${imapsPort}`],
+    ]));
+  }
   writeFileSync(join(dir, 'dovecot.conf'), [
     `base_dir = ${dir}/run\nstate_dir = ${dir}/state\nlog_path = ${dir}/dovecot.log`,
     'protocols = imap pop3 lmtp\nlisten = 127.0.0.1\nauth_verbose = yes',
-    '# Plain-text logins over loopback, for tests only.\nssl = no\ndisable_plaintext_auth = no',
+    opts.tls
+      ? `ssl = yes\nssl_cert = <${opts.tls.cert}\nssl_key = <${opts.tls.key}\ndisable_plaintext_auth = yes`
+      : '# Plain-text logins over loopback, for tests only.\nssl = no\ndisable_plaintext_auth = no',
     "# Failures wait 2 s, and anvil's per-IP penalty doubles that up to 15 s\n# (for Postfix SASL too): the tests fail many logins.",
     'auth_failure_delay = 0\nservice anvil {\n  unix_listener anvil-auth-penalty {\n    mode = 0\n  }\n}',
-    listener('imap', imapPort),
-    listener('pop3', pop3Port),
+    ...(opts.tls ? ['!include conf.d/13-mailsvc-listeners.conf'] : [listener('imap', imapPort), listener('pop3', pop3Port)]),
     ...(opts.extraPassdbFirst ? [opts.extraPassdbFirst] : []),
     '!include conf.d/10-mailsvc-auth.conf\n!include conf.d/11-mailsvc-postfix.conf\n',
   ].join('\n'));
@@ -164,14 +183,14 @@ function writeDovecotConfig(dir: string, opts: DovecotOptions, imapPort: number,
 
 export async function startDovecot(opts: DovecotOptions): Promise<Dovecot> {
   const dir = daemonDir('mailsvc-dovecot-');
-  const [imapPort, pop3Port] = [await freePort(), await freePort()];
+  const [imapPort, pop3Port, imapsPort] = opts.tls ? [await freePort(), 0, await freePort()] : [await freePort(), await freePort(), 0];
   const configPath = join(dir, 'dovecot.conf');
   let output = '';
   let exited: string | null = null;
   const logs = () => `${output}${readOr(join(dir, 'dovecot.log'))}`;
   try {
     shareSqliteDatabase(opts.dialect, opts.databaseUrl);
-    writeDovecotConfig(dir, opts, imapPort, pop3Port);
+    writeDovecotConfig(dir, opts, imapPort, pop3Port, imapsPort);
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
@@ -197,7 +216,9 @@ export async function startDovecot(opts: DovecotOptions): Promise<Dovecot> {
   const doveadm = findProgram('doveadm') ?? 'doveadm';
   return {
     imapPort,
+    imapsPort,
     pop3Port,
+    listenersPath: opts.tls ? join(dir, 'conf.d/13-mailsvc-listeners.conf') : '',
     authSocket: join(dir, 'postfix-private/auth'),
     lmtpSocket: join(dir, 'postfix-private/dovecot-lmtp'),
     configPath,
@@ -218,8 +239,14 @@ export type PostfixOptions = {
   lmtp?: string;
   /** Also an unauthenticated SMTP service (as port 25 would be) on Postfix.smtpPort, for mail from outside. */
   smtp?: boolean;
+  /**
+   * TLS with this key and certificate chain (PEM files): the submission
+   * services keep deploy/'s TLS settings (STARTTLS required on 587, implicit
+   * TLS on 465). Omitted: plain-text AUTH on both, for tests only.
+   */
+  tls?: { key: string; chain: string };
 };
-export type Postfix = { submissionPort: number; /** The plain SMTP port when `smtp` was asked for, else 0. */ smtpPort: number; /** Postfix's own log file (maillog_file). */ logFile: string; /** For `postfix -c <configDir> …`. */ configDir: string; logs(): string; stop(): Promise<void> };
+export type Postfix = { submissionPort: number; /** deploy/'s `submissions` (465) service, on a free port. */ submissionsPort: number; /** master.cf as Postfix reads it. */ masterCf: string; /** The plain SMTP port when `smtp` was asked for, else 0. */ smtpPort: number; /** Postfix's own log file (maillog_file). */ logFile: string; /** For `postfix -c <configDir> …`. */ configDir: string; logs(): string; stop(): Promise<void> };
 
 // The services a queue needs, none chrooted; the submission service comes from deploy/.
 const POSTFIX_SERVICES = `# service type  private unpriv  chroot  wakeup  maxproc command + args
@@ -242,7 +269,7 @@ scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 `;
 
-function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: number, smtpPort = 0): void {
+function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: number, submissionsPort: number, smtpPort = 0): void {
   const type = SQL_TYPE[opts.dialect];
   const t = dbTarget(opts.dialect, opts.databaseUrl);
   const etc = join(dir, 'etc');
@@ -264,6 +291,7 @@ function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: n
     'inet_interfaces = 127.0.0.1\ninet_protocols = ipv4',
     '# Nothing leaves the machine: mail for other domains is discarded.',
     'default_transport = discard:\nrelay_transport = discard:',
+    ...(opts.tls ? [`smtpd_tls_chain_files = ${opts.tls.key}, ${opts.tls.chain}`] : []),
     deployFile('postfix/main.cf.mailsvc', [
       [/^mailsvc_db = .*$/m, `mailsvc_db = ${type}`],
       ['/etc/postfix/mailsvc/', `${etc}/mailsvc/`],
@@ -274,17 +302,20 @@ function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: n
         : [/^smtpd_end_of_data_restrictions =\n.*\n/m, 'smtpd_end_of_data_restrictions =\n'],
     ]),
   ].join('\n'));
-  writeFileSync(join(etc, 'master.cf'), POSTFIX_SERVICES + deployFile('postfix/master.cf.submission', [
-    [/^submission inet/m, `127.0.0.1:${submissionPort} inet`],
-    // Plain-text AUTH over loopback, for tests only.
+  const ports: Substitutions = [[/^submission inet/m, `127.0.0.1:${submissionPort} inet`], [/^submissions inet/m, `127.0.0.1:${submissionsPort} inet`]];
+  // Without a certificate: plain-text AUTH over loopback, for tests only.
+  const plain: Substitutions = [
     ['smtpd_tls_security_level=encrypt', 'smtpd_tls_security_level=none'],
     ['smtpd_tls_auth_only=yes', 'smtpd_tls_auth_only=no'],
-  ]) + (smtpPort ? `127.0.0.1:${smtpPort} inet n       -       n       -       -       smtpd\n` : ''));
+    ['smtpd_tls_wrappermode=yes', 'smtpd_tls_wrappermode=no'],
+  ];
+  const services = opts.tls ? `${POSTFIX_SERVICES}tlsmgr    unix  -       -       n       1000?   1       tlsmgr\n` : POSTFIX_SERVICES;
+  writeFileSync(join(etc, 'master.cf'), services + deployFile('postfix/master.cf.submission', opts.tls ? ports : [...ports, ...plain]) + (smtpPort ? `127.0.0.1:${smtpPort} inet n       -       n       -       -       smtpd\n` : ''));
 }
 
 export async function startPostfix(opts: PostfixOptions): Promise<Postfix> {
   const dir = daemonDir('mailsvc-postfix-');
-  const submissionPort = await freePort();
+  const [submissionPort, submissionsPort] = [await freePort(), await freePort()];
   const smtpPort = opts.smtp ? await freePort() : 0;
   const postfix = (command: string) => execFileP(findProgram('postfix') ?? 'postfix', ['-c', join(dir, 'etc'), command], { timeout: 20_000 });
   const logs = () => readOr(join(dir, 'postfix.log'));
@@ -297,7 +328,7 @@ export async function startPostfix(opts: PostfixOptions): Promise<Postfix> {
   };
   try {
     shareSqliteDatabase(opts.dialect, opts.databaseUrl);
-    writePostfixConfig(dir, opts, submissionPort, smtpPort);
+    writePostfixConfig(dir, opts, submissionPort, submissionsPort, smtpPort);
     await postfix('start');
     await waitForGreeting(submissionPort, '220', () => null);
   } catch (err) {
@@ -305,5 +336,5 @@ export async function startPostfix(opts: PostfixOptions): Promise<Postfix> {
     await stop();
     throw new Error(message);
   }
-  return { submissionPort, smtpPort, logFile: join(dir, 'postfix.log'), configDir: join(dir, 'etc'), logs, stop };
+  return { submissionPort, submissionsPort, masterCf: join(dir, 'etc', 'master.cf'), smtpPort, logFile: join(dir, 'postfix.log'), configDir: join(dir, 'etc'), logs, stop };
 }

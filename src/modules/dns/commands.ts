@@ -17,7 +17,7 @@ import type { ProgressView } from '../../shared/terminal/progress.js';
 import { escapeControl } from '../../shared/terminal/output.js';
 import { deliverabilityExit } from './deliverability/exit-code.js';
 
-type Deps = { srsEnabled: boolean; srs: SrsService; rotation: RotationService; dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; cloudflare: CloudflareSyncService; jobs: JobRunner | undefined };
+type Deps = { srsEnabled: boolean; srs: SrsService; rotation: RotationService; dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; cloudflare: CloudflareSyncService; jobs: JobRunner | undefined; apiUpstream: string };
 
 /** What to publish after keys were made: shared with `add domain --generate-dkim`. */
 export const describeDkim = (r: DkimResult): string =>
@@ -97,7 +97,7 @@ export function dnsCommands(program: Command, run: Run<Deps>, view: () => Progre
         const plan = await m.plan.plan(domain, mailHost, ip);
         // Loaded when it runs: the command list stays light.
         const { writeBundle } = await import('./live-bundle.js');
-        return writeBundle(plan, opts.output ?? `mailsvc-dns-${plan.domain}.tar.gz`);
+        return writeBundle(plan, opts.output ?? `mailsvc-dns-${plan.domain}.tar.gz`, m.apiUpstream);
       });
       output(opts.json, r, () => [`Wrote ${r.path}:`, ...r.files.map((f) => `  ${f}`)].join('\n'));
     });

@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { readMailServices } from '../../adapters/mail-services.js';
 import { buildPlan, mtaStsId, mtaStsPolicy, reverseName, parseIp } from './dns-plan.js';
 import { splitTxt, zoneTxt } from './txt.js';
 import { writeBundle } from './live-bundle.js';
@@ -92,15 +94,46 @@ describe('the live bundle', () => {
       const plan = buildPlan({ domain: 'example.org', mailHost: 'mail.example.org', publicIp: '192.0.2.10', dkim: [key('202611', 'rsa', longKey)] });
       const r = await writeBundle(plan, join(dir, 'b.tar.gz'));
       expect(execFileSync('tar', ['-tzf', r.path], { encoding: 'utf8' }).trim().split('\n').sort()).toEqual(
-        ['mailsvc-dns-example.org/', ...['README.txt', 'mta-sts.txt', 'nginx-mta-sts.conf', 'zone.txt'].map((f) => `mailsvc-dns-example.org/${f}`)].sort(),
+        ['mailsvc-dns-example.org/', ...['README.txt', 'mta-sts.txt', 'nginx-autoconfig.conf', 'nginx-mta-sts.conf', 'zone.txt'].map((f) => `mailsvc-dns-example.org/${f}`)].sort(),
       );
       execFileSync('tar', ['-xzf', r.path, '-C', dir]);
       expect(readFileSync(join(dir, 'mailsvc-dns-example.org/zone.txt'), 'utf8')).toBe(plan.zone);
       expect(readFileSync(join(dir, 'mailsvc-dns-example.org/mta-sts.txt'), 'utf8')).toBe(plan.mta_sts_policy);
       expect(readFileSync(join(dir, 'mailsvc-dns-example.org/nginx-mta-sts.conf'), 'utf8')).toContain('server_name mta-sts.example.org;');
+      const autoconfig = readFileSync(join(dir, 'mailsvc-dns-example.org/nginx-autoconfig.conf'), 'utf8');
+      expect(autoconfig).toContain('server_name autoconfig.example.org autodiscover.example.org;');
+      expect(autoconfig).toContain('proxy_pass http://127.0.0.1:8080;');
+      expect(autoconfig).toContain('location ~* ^/autodiscover/autodiscover\\.xml$ {');
       await expect(writeBundle(plan, join(dir, 'missing/dir/b.tar.gz'))).rejects.toThrow(/cannot write/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the mail clients\' records', () => {
+  it('SRV records (RFC 6186) with the ports deploy/\'s Postfix and Dovecot files serve, implicit TLS preferred (RFC 8314), "." where nothing is offered, and the autoconfig/autodiscover names', async () => {
+    const root = fileURLToPath(new URL('../../../deploy/', import.meta.url));
+    const services = await readMailServices({ postfixMasterCf: join(root, 'postfix/master.cf.submission'), dovecotListeners: join(root, 'dovecot/conf.d/13-mailsvc-listeners.conf') });
+    const plan = buildPlan({ domain: 'example.org', mailHost: 'mail.example.org', dkim: [], services });
+    const srv = plan.records.filter((r) => r.type === 'SRV').map((r) => `${r.name} ${r.value}`);
+    expect(srv).toEqual([
+      '_submissions._tcp.example.org 0 1 465 mail.example.org.',
+      '_submission._tcp.example.org 10 1 587 mail.example.org.',
+      '_imaps._tcp.example.org 0 1 993 mail.example.org.',
+      '_imap._tcp.example.org 10 1 143 mail.example.org.',
+      '_pop3s._tcp.example.org 0 0 0 .',
+      '_pop3._tcp.example.org 0 0 0 .',
+    ]);
+    expect(plan.zone).toMatch(/^_imaps\._tcp\.example\.org\. 3600 IN SRV 0 1 993 mail\.example\.org\.$/m);
+    expect(plan.zone).toMatch(/^_pop3s\._tcp\.example\.org\. 3600 IN SRV 0 0 0 \.$/m);
+    expect(plan.records.filter((r) => r.type === 'CNAME').map((r) => `${r.name} ${r.value}`)).toEqual([
+      'mta-sts.example.org mail.example.org.',
+      'autoconfig.example.org mail.example.org.',
+      'autodiscover.example.org mail.example.org.',
+    ]);
+    // POP3 turned on in Dovecot's file: the records follow, nothing typed twice.
+    const withPop = buildPlan({ domain: 'example.org', mailHost: 'mail.example.org', dkim: [], services: { ...services, pop3: [{ protocol: 'pop3', port: 995, security: 'tls' }] } });
+    expect(withPop.records.find((r) => r.name === '_pop3s._tcp.example.org')?.value).toBe('0 1 995 mail.example.org.');
   });
 });

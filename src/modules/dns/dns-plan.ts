@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
+import type { MailService, MailServices } from '../../adapters/mail-services.js';
 import { AppError } from '../../shared/errors.js';
 import { normalizeDomain } from '../../shared/mail-names.js';
 import { dkimRecordValue } from './dkim-keygen.js';
@@ -12,7 +13,43 @@ export const PLAN_TTL = 3600;
 /** MTA-STS policy lifetime: one week (RFC 8461 suggests weeks once it works). */
 export const MTA_STS_MAX_AGE = 604800;
 
-export type PlanInput = { domain: string; mailHost: string; publicIp?: string | undefined; srsDomain?: string | undefined; dkim: readonly DkimKeyRow[] };
+export type PlanInput = {
+  domain: string;
+  mailHost: string;
+  publicIp?: string | undefined;
+  srsDomain?: string | undefined;
+  dkim: readonly DkimKeyRow[];
+  /** What Postfix and Dovecot serve to mail clients (their configuration files): the SRV records. None: no client records. */
+  services?: MailServices | undefined;
+};
+
+/** RFC 6186 service names, the implicit-TLS one (RFC 8314) and the STARTTLS one, per protocol. */
+const SRV_NAMES: ReadonlyArray<{ protocol: keyof MailServices; tls: string; starttls: string; label: string }> = [
+  { protocol: 'submission', tls: '_submissions._tcp', starttls: '_submission._tcp', label: 'SMTP submission' },
+  { protocol: 'imap', tls: '_imaps._tcp', starttls: '_imap._tcp', label: 'IMAP' },
+  { protocol: 'pop3', tls: '_pop3s._tcp', starttls: '_pop3._tcp', label: 'POP3' },
+];
+/** Implicit TLS before STARTTLS (RFC 8314 §5.1): a lower priority number across the pair (RFC 6186 §3.4). */
+const SRV_PRIORITY = { tls: 0, starttls: 10 } as const;
+
+/**
+ * The SRV records mail clients look up (RFC 6186), implicit TLS preferred
+ * (RFC 8314): one per offered service, and "0 0 0 ." (RFC 2782: not offered
+ * at this domain) for a name with nothing behind it.
+ */
+export function clientSrvRecords(domain: string, mailHost: string, services: MailServices): DnsRecord[] {
+  const out: DnsRecord[] = [];
+  for (const { protocol, tls, starttls, label } of SRV_NAMES) {
+    for (const security of ['tls', 'starttls'] as const) {
+      const name = `${security === 'tls' ? tls : starttls}.${domain}`;
+      const offered = services[protocol].filter((s: MailService) => s.security === security);
+      const how = security === 'tls' ? 'implicit TLS (RFC 8314, preferred)' : 'STARTTLS';
+      if (offered.length === 0) out.push(rec(name, 'SRV', '0 0 0 .', `${label} with ${how} is not offered (RFC 6186: target ".")`));
+      for (const s of offered) out.push(rec(name, 'SRV', `${SRV_PRIORITY[security]} 1 ${s.port} ${mailHost}.`, `mail clients find ${label} with ${how} on port ${s.port} (RFC 6186)`));
+    }
+  }
+  return out;
+}
 
 /** The values mailsvc asks for; the deliverability check compares against the same functions. */
 export const spfValue = (): string => 'v=spf1 mx -all';
@@ -57,6 +94,11 @@ export function buildPlan(input: PlanInput): DnsPlan {
     rec(`_mta-sts.${domain}`, 'TXT', `v=STSv1; id=${mtaStsId(policy)}`, 'MTA-STS: a policy exists; the id changes with the policy'),
     rec(`mta-sts.${domain}`, 'CNAME', `${mailHost}.`, 'MTA-STS: the host serving https://mta-sts.<domain>/.well-known/mta-sts.txt (its certificate must name mta-sts.<domain>)'),
     rec(`_smtp._tls.${domain}`, 'TXT', tlsRptValue(domain), 'TLS-RPT: where senders report TLS failures'),
+    ...(input.services === undefined ? [] : [
+      ...clientSrvRecords(domain, mailHost, input.services),
+      rec(`autoconfig.${domain}`, 'CNAME', `${mailHost}.`, 'Thunderbird autoconfiguration: https://autoconfig.<domain>/mail/config-v1.1.xml, served by mailsvc behind nginx (its certificate must name autoconfig.<domain>)'),
+      rec(`autodiscover.${domain}`, 'CNAME', `${mailHost}.`, 'Outlook Autodiscover: https://autodiscover.<domain>/autodiscover/autodiscover.xml, served by mailsvc behind nginx (its certificate must name autodiscover.<domain>)'),
+    ]),
   ];
   if (input.srsDomain !== undefined && input.srsDomain !== domain) {
     records.push(rec(input.srsDomain, 'TXT', srsSpfValue(mailHost), 'SPF of the SRS domain (MAILSVC_SRS_DOMAIN): forwarded mail leaves with it as envelope sender'));

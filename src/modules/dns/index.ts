@@ -8,6 +8,8 @@ import { helperSigning } from './dkim-signing.js';
 import type { SigningKey, SigningOutcome } from './dkim-signing.js';
 import { DnsPlanService } from './plan.service.js';
 import { join } from 'node:path';
+import { MailServicesError, readMailServices } from '../../adapters/mail-services.js';
+import { AppError } from '../../shared/errors.js';
 import type { JobRunner } from '../jobs/index.js';
 import { DeliverabilityService } from './deliverability.service.js';
 import { CloudflareSyncService } from './cloudflare-sync.service.js';
@@ -59,7 +61,11 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     applySigning: deps.applySigning ?? signing.applySigning,
     removeKeyFiles: deps.removeKeyFiles ?? signing.removeKeyFiles,
   });
-  const plan = new DnsPlanService(dkim, deps.domains, settings.dns.srsDomain);
+  // The SRV records name the ports the daemons' configuration files serve (docs/mail-clients.md), read per plan.
+  const services = () => readMailServices({ postfixMasterCf: settings.autoconfig.postfixMasterCf, dovecotListeners: settings.autoconfig.dovecotListeners }).catch((err: unknown) => {
+    throw err instanceof MailServicesError ? new AppError('unavailable', `The DNS plan's SRV records come from the mail daemons' configuration: ${err.message}`) : err;
+  });
+  const plan = new DnsPlanService(dkim, deps.domains, settings.dns.srsDomain, services);
   const deliverability = new DeliverabilityService({
     db: infra.db,
     clock: infra.clock,
@@ -107,6 +113,8 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
   return {
     dkim,
     plan,
+    /** Where nginx reaches mailsvc's API (the live bundle's autoconfiguration server block). */
+    apiUpstream: `http://${settings.apiHost.includes(':') ? `[${settings.apiHost}]` : settings.apiHost}:${settings.apiPort}`,
     deliverability,
     cloudflare,
     rotation,

@@ -1,3 +1,4 @@
+import type { MailServices } from '../../adapters/mail-services.js';
 import type { DomainLookup } from '../domains/index.js';
 import type { DkimService } from './dkim.service.js';
 import { buildPlan } from './dns-plan.js';
@@ -9,6 +10,8 @@ export class DnsPlanService {
     private readonly dkim: Pick<DkimService, 'liveRows'>,
     private readonly domains: Pick<DomainLookup, 'resolve'>,
     private readonly srsDomain: string | undefined,
+    /** What Postfix and Dovecot serve to mail clients (the SRV records); throws an AppError when unreadable. */
+    private readonly services: () => Promise<MailServices>,
   ) {}
 
   /** The stored domain (404 when unknown). */
@@ -18,6 +21,6 @@ export class DnsPlanService {
 
   async plan(domainName: string, mailHost: string, publicIp?: string): Promise<DnsPlan> {
     const { name } = await this.domains.resolve(domainName);
-    return buildPlan({ domain: name, mailHost, publicIp, srsDomain: this.srsDomain, dkim: await this.dkim.liveRows(name) });
+    return buildPlan({ domain: name, mailHost, publicIp, srsDomain: this.srsDomain, dkim: await this.dkim.liveRows(name), services: await this.services() });
   }
 }
