@@ -100,16 +100,26 @@ export class Deployer implements CertificateDeployer {
     return { wire, sha256, daemons };
   }
 
-  /** Reads `targets` until each serves `sha256` or `ms` passed (a port that does not answer is read again too). */
+  /**
+   * Reads `targets` until each serves `sha256`, or `ms` passed, or every port
+   * has answered (served some certificate) for `settleMs` without all of them
+   * serving it: a port that does not answer (a daemon restarting) is waited
+   * for, a port that answers with the old certificate is given `settleMs`.
+   */
   private async readUntil(targets: readonly PortTarget[], sha256: string, ms: number): Promise<PortReading[]> {
     const end = this.clock.now() + ms;
+    let answeredSince: number | null = null;
     let readings = await this.prober.read(targets);
-    while (readings.some((r) => r.served?.sha256 !== sha256) && this.clock.now() < end) {
+    for (;;) {
+      const now = this.clock.now();
+      if (readings.every((r) => r.served?.sha256 === sha256) || now >= end) return readings;
+      if (readings.every((r) => r.served)) answeredSince ??= now;
+      else answeredSince = null;
+      if (answeredSince !== null && now - answeredSince >= this.opts.settleMs) return readings;
       await sleep(this.opts.pollMs);
       const again = await this.prober.read(readings.filter((r) => r.served?.sha256 !== sha256));
       readings = readings.map((r) => again.find((a) => a.kind === r.kind && a.port === r.port) ?? r);
     }
-    return readings;
   }
 
   async deployAndProve(input: DeployInput): Promise<DeployOutcome> {
@@ -130,7 +140,7 @@ export class Deployer implements CertificateDeployer {
     const skipped = new Map(reports.filter((r) => r.status === 'skipped').map((r) => [r.daemon, r.detail]));
     const proving = targets.filter((t) => !skipped.has(DAEMON_OF[t.kind]));
 
-    let readings = await this.readUntil(proving, sha256, this.opts.settleMs);
+    let readings = await this.readUntil(proving, sha256, this.opts.restartWaitMs);
     const restarted = new Set<Daemon>();
     const stale = (rs: readonly PortReading[]) => rs.filter((r) => r.served?.sha256 !== sha256);
     for (const daemon of [...new Set(stale(readings).map((r) => DAEMON_OF[r.kind]))]) {
