@@ -136,8 +136,8 @@ export async function startTlsDaemons(first: { chain: string; key: string }, hos
   const manager = join(dir, 'bin', 'service-manager');
   writeFileSync(manager, [
     '#!/bin/sh', `echo "$*" >> ${restartsLog}`, '[ "$1" = restart ] || exit 2', 'case "$2" in',
-    `  postfix.service) ${postfix} -c ${postfixDir} stop >/dev/null 2>&1; ${waitGone(join(dir, 'queue', 'pid', 'master.pid'))}; exec ${postfix} -c ${postfixDir} start ;;`,
-    `  dovecot.service) [ -e ${ignoreRestart} ] && exit 0; ${doveadm} -c ${dovecotConf} stop >/dev/null 2>&1; ${waitGone(dovecotPid)}; exec ${dovecot} -c ${dovecotConf} ;;`,
+    `  postfix.service) ${postfix} -c ${postfixDir} stop >/dev/null 2>&1; ${waitGone(join(dir, 'queue', 'pid', 'master.pid'))}; exec ${postfix} -c ${postfixDir} start </dev/null >/dev/null 2>&1 ;;`,
+    `  dovecot.service) [ -e ${ignoreRestart} ] && exit 0; ${doveadm} -c ${dovecotConf} stop >/dev/null 2>&1; ${waitGone(dovecotPid)}; exec ${dovecot} -c ${dovecotConf} </dev/null >/dev/null 2>&1 ;;`,
     `  nginx.service) kill -QUIT $(cat ${nginxPid}) 2>/dev/null; ${waitGone(nginxPid)}; setsid ${nginx} -c ${nginxConf} -g 'daemon off;' </dev/null >/dev/null 2>&1 & exit 0 ;;`,
     '  *) exit 3 ;;', 'esac', '',
   ].join('\n'), { mode: 0o755 });
@@ -159,7 +159,12 @@ export async function startTlsDaemons(first: { chain: string; key: string }, hos
   };
   try {
     await execFileP(postfix, ['-c', postfixDir, 'start'], { timeout: 30_000 });
-    await execFileP(dovecot, ['-c', dovecotConf], { timeout: 30_000 });
+    // Dovecot forks into the background: wait for the command, not for its output to close.
+    await new Promise<void>((resolve, reject) => {
+      const c = spawn(dovecot, ['-c', dovecotConf], { stdio: 'ignore' });
+      c.once('error', reject);
+      c.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`dovecot exited ${code ?? 'by a signal'}`))));
+    });
     const child = spawn('setsid', [nginx, '-c', nginxConf, '-g', 'daemon off;'], { stdio: 'ignore', detached: true });
     child.unref();
     await waitForGreeting(ports.smtp, '220', () => null);

@@ -150,7 +150,7 @@ export async function readServedCertificate(t: ProbeTarget, timeoutMs: number): 
       await connected(plain);
       await starttls(plain, dialogue);
     }
-    const tls = tlsConnect({ ...(plain ? { socket: plain } : { host: t.host, port: t.port }), ...(servername ? { servername } : {}), rejectUnauthorized: false, ALPNProtocols: t.kind === 'https' ? ['http/1.1'] : [] });
+    const tls = tlsConnect({ ...(plain ? { socket: plain } : { host: t.host, port: t.port }), ...(servername ? { servername } : {}), rejectUnauthorized: false, ...(t.kind === 'https' ? { ALPNProtocols: ['http/1.1'] } : {}) });
     sockets.push(tls);
     await new Promise<void>((resolve, reject) => {
       tls.once('secureConnect', () => resolve());
@@ -164,7 +164,8 @@ export async function readServedCertificate(t: ProbeTarget, timeoutMs: number): 
     return await Promise.race([work().catch((err: unknown) => Promise.reject(failure(err))), late]);
   } finally {
     clearTimeout(timer);
-    for (const s of sockets) {
+    // The TLS socket first, then the plain one under it: Node 20 crashes (SIGSEGV) when the socket under a TLS socket is destroyed first.
+    for (const s of sockets.reverse()) {
       s.on('error', () => undefined);
       s.destroy();
     }
