@@ -46,7 +46,7 @@ describe('helper tls actions: refused before anything runs; files written as dec
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('refuses bad names, daemon lists and bundles (another key, an expired leaf, a wrong order, a DSA-like key type) before anything runs or is written', async () => {
+  it('refuses bad names, daemon lists and bundles (another key, an expired leaf, a wrong order, an Ed25519 key) before anything runs or is written', async () => {
     const ed = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const reversed = JSON.stringify({ ...bundleFromPem(readFileSync(good.chain, 'utf8'), good.key), chain: [...bundleFromPem(readFileSync(good.chain, 'utf8'), good.key).chain].reverse() });
     const cases: [string[], RegExp][] = [
