@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { HelperError } from '../../adapters/helper-client.js';
 import type { HelperClient } from '../../adapters/helper-client.js';
 import { AppError } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
@@ -131,7 +132,14 @@ export class Deployer implements CertificateDeployer {
     const { wire, sha256, daemons } = this.checkInput(input);
     const targets = this.portsFor(input.services);
     const name = input.certName;
-    const deployed = helperJson((await this.helper.run('tls-deploy', [name, daemons.join(','), wire])).stdout, 'tls-deploy');
+    let deployed: Record<string, unknown>;
+    try {
+      deployed = helperJson((await this.helper.run('tls-deploy', [name, daemons.join(','), wire])).stdout, 'tls-deploy');
+    } catch (err) {
+      // The helper refused the input (it checks what the service checked) or is not there: said as it is, nothing recorded.
+      if (err instanceof HelperError && (err.kind === 'refused' || err.kind === 'unreachable')) throw err;
+      deployed = { ok: false, detail: err instanceof Error ? err.message : String(err) };
+    }
     if (deployed.ok !== true) {
       const detail = `the helper did not deploy ${name}: ${typeof deployed.detail === 'string' ? deployed.detail : 'no reason given'}; the previous certificate still serves`;
       return this.finish(name, sha256, false, detail, targets.map((t) => ({ service: t.kind, port: t.port, servedSha256: null, matches: false, detail: 'not deployed' })));
@@ -145,7 +153,12 @@ export class Deployer implements CertificateDeployer {
     const stale = (rs: readonly PortReading[]) => rs.filter((r) => r.served?.sha256 !== sha256);
     for (const daemon of [...new Set(stale(readings).map((r) => DAEMON_OF[r.kind]))]) {
       this.log().warn({ tls: { certificate: name, daemon, ports: stale(readings).filter((r) => DAEMON_OF[r.kind] === daemon).map((r) => r.port) } }, 'certificate not served after reload: restarting the daemon once');
-      await this.helper.run('tls-restart', [daemon]);
+      try {
+        await this.helper.run('tls-restart', [daemon]);
+      } catch (err) {
+        // A restart that failed leaves the port as it is: read again below, it stays stale and the deploy is rolled back.
+        this.log().warn({ tls: { certificate: name, daemon, error: err instanceof Error ? err.message : String(err) } }, 'daemon restart failed');
+      }
       restarted.add(daemon);
     }
     if (restarted.size > 0) {
@@ -167,7 +180,10 @@ export class Deployer implements CertificateDeployer {
     if (failed.length === 0) {
       return this.finish(name, sha256, true, `${name} is served on ${ports.filter((p) => p.matches).map((p) => `${p.service}:${p.port}`).join(', ') || 'no port'}`, ports);
     }
-    const rollback = helperJson((await this.helper.run('tls-rollback', [name])).stdout, 'tls-rollback');
+    const rollback = await this.helper.run('tls-rollback', [name]).then(
+      (r) => helperJson(r.stdout, 'tls-rollback'),
+      (err: unknown) => ({ ok: false, detail: err instanceof Error ? err.message : String(err) }) as Record<string, unknown>,
+    );
     const back = rollback.ok === true ? 'the daemons were pointed back at the previous certificate' : `the rollback failed too: ${typeof rollback.detail === 'string' ? rollback.detail : 'no reason given'}`;
     const detail = `${name} is not served on ${failed.map((p) => `${p.service}:${p.port}`).join(', ')} even after a restart; ${back}`;
     return this.finish(name, sha256, false, detail, ports);
