@@ -25,7 +25,11 @@ function sandbox(text: string): Sandbox {
     protectSystem: values('ProtectSystem').at(-1),
     privateTmp: values('PrivateTmp').at(-1) === 'yes',
     // Each line adds its space-separated paths ("-": ignored when missing, "+": outside RootDirectory); an empty value resets the list.
-    readWrite: values('ReadWritePaths').reduce<string[]>((acc, v) => (v === '' ? [] : [...acc, ...v.split(/\s+/).map((p) => normalize(p.replace(/^[-+]+/, '')))]), []),
+    readWrite: [
+      ...values('ReadWritePaths').reduce<string[]>((acc, v) => (v === '' ? [] : [...acc, ...v.split(/\s+/).map((p) => normalize(p.replace(/^[-+]+/, '')))]), []),
+      // ConfigurationDirectory= (relative to /etc) is made at start and writable under ProtectSystem=strict.
+      ...values('ConfigurationDirectory').flatMap((v) => v.split(/\s+/).filter(Boolean).map((p) => normalize(join('/etc', p)))),
+    ],
   };
 }
 
@@ -67,9 +71,10 @@ describe('mailsvc-helper.service lets the helper write exactly what its actions 
   });
 
   it('the check is not a rubber stamp: without a directory, or without ProtectSystem=strict, it says so', () => {
-    expect(unwritable(unit.replace('=-/etc/postfix ', '='))).toEqual(['apply-limits: /etc/postfix']);
-    expect(unwritable(unit.replace('-/etc/dovecot/conf.d ', '').replace(' -/etc/fail2ban/jail.d', ''))).toEqual(['apply-limits: /etc/dovecot/conf.d', 'apply-limits: /etc/fail2ban/jail.d']);
-    expect(unwritable(unit.replace('PrivateTmp=yes', 'PrivateTmp=no')).sort()).toEqual(['apply-limits', 'dkim-signing-apply', 'firewall-apply'].map((a) => `${a}: ${tmpdir()}`));
+    expect(unwritable(unit.replace('=-/etc/postfix ', '=')).sort()).toEqual(['apply-limits: /etc/postfix', 'tls-deploy: /etc/postfix', 'tls-rollback: /etc/postfix']);
+    expect(unwritable(unit.replace('-/etc/dovecot/conf.d ', '').replace(' -/etc/fail2ban/jail.d', '')).sort()).toEqual(['apply-limits: /etc/dovecot/conf.d', 'apply-limits: /etc/fail2ban/jail.d', 'tls-deploy: /etc/dovecot/conf.d', 'tls-rollback: /etc/dovecot/conf.d']);
+    expect(unwritable(unit.replace('ConfigurationDirectory=mailsvc/tls', 'ConfigurationDirectory=')).sort()).toEqual(['tls-deploy: /etc/mailsvc/tls', 'tls-rollback: /etc/mailsvc/tls']);
+    expect(unwritable(unit.replace('PrivateTmp=yes', 'PrivateTmp=no')).sort()).toEqual(['apply-limits', 'dkim-signing-apply', 'firewall-apply', 'tls-deploy', 'tls-rollback'].map((a) => `${a}: ${tmpdir()}`));
     expect(() => unwritable(unit.replace('ProtectSystem=strict', 'ProtectSystem=full'))).toThrow(/ProtectSystem=strict/);
   });
 

@@ -37,6 +37,7 @@ const MODULE_LIST = [
   () => import('../modules/dns/module.js'),
   () => import('../modules/panel/module.js'),
   () => import('../modules/backups/module.js'),
+  () => import('../modules/tls/module.js'),
   () => import('../modules/doctor/module.js'),
   () => import('../modules/jobs/module.js'),
 ];

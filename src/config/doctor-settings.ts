@@ -3,12 +3,12 @@ import { isIP } from 'node:net';
 import { SettingsError } from './settings-error.js';
 
 /** How `mailsvc doctor` reaches what it checks: a TLS port by what it speaks. */
-export type TlsKind = 'smtp' | 'submission' | 'smtps' | 'imaps' | 'pop3s' | 'https';
+export type TlsKind = 'smtp' | 'submission' | 'smtps' | 'imap' | 'imaps' | 'pop3' | 'pop3s' | 'https';
 export type TlsPort = { kind: TlsKind; port: number };
 
-/** The kinds that start in plain text and switch with STARTTLS (SMTP); the others speak TLS at once. */
-export const STARTTLS_KINDS: readonly TlsKind[] = ['smtp', 'submission'];
-const KINDS: readonly TlsKind[] = ['smtp', 'submission', 'smtps', 'imaps', 'pop3s', 'https'];
+/** The kinds that start in plain text and switch with STARTTLS (SMTP, IMAP, POP3's STLS); the others speak TLS at once. */
+export const STARTTLS_KINDS: readonly TlsKind[] = ['smtp', 'submission', 'imap', 'pop3'];
+const KINDS: readonly TlsKind[] = ['smtp', 'submission', 'smtps', 'imap', 'imaps', 'pop3', 'pop3s', 'https'];
 export const DEFAULT_TLS_PORTS = 'smtp:25,submission:587,smtps:465,imaps:993,pop3s:995,https:443';
 
 export type DoctorSettings = Readonly<{
@@ -18,7 +18,7 @@ export type DoctorSettings = Readonly<{
   tlsHost: string;
   /** MAILSVC_DOCTOR_TLS_NAME: the name asked for (SNI) and checked against the certificate (default: this host's name). */
   tlsName: string;
-  /** MAILSVC_DOCTOR_TLS_PORTS: `<kind>:<port>` items, or `off`. */
+  /** MAILSVC_DOCTOR_TLS_PORTS: `<kind>:<port>` items, or `off`: the ports the doctor, `mailsvc tls check` and a deploy's proof read (docs/tls.md). */
   tlsPorts: readonly TlsPort[];
 }>;
 

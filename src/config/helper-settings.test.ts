@@ -24,6 +24,10 @@ describe('helper settings', () => {
         nginxErrorLog: '/var/log/nginx/error.log',
       },
       authLog: '/var/lib/mailsvc/auth.log',
+      tlsDir: '/etc/mailsvc/tls',
+      tlsGroup: 'ssl-cert',
+      nginxConfig: '/etc/nginx/nginx.conf',
+      nginxTlsSnippet: '/etc/nginx/snippets/mailsvc-tls.conf',
     });
   });
 

@@ -1,4 +1,4 @@
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { groupId } from './mail-settings.js';
 import { SettingsError } from './settings-error.js';
 import { loadJailSettings } from './jail-settings.js';
@@ -41,6 +41,14 @@ export type HelperSettings = Readonly<{
    * helper's reserved connection slots (docs/helper.md, Limits).
    */
   serviceUnit: string;
+  /** MAILSVC_TLS_DIR (default `/etc/mailsvc/tls`): where `tls-deploy` keeps the certificates and keys it installs (root-owned). */
+  tlsDir: string;
+  /** MAILSVC_TLS_GROUP (default `ssl-cert`, Debian's): the group given the private keys (0640) and their directories (0750). A name or a gid. */
+  tlsGroup: string;
+  /** MAILSVC_NGINX_CONFIG (default `/etc/nginx/nginx.conf`): nginx's main file, for `nginx -t` and `nginx -s reload`. */
+  nginxConfig: string;
+  /** MAILSVC_NGINX_TLS_SNIPPET (default `<nginx config dir>/snippets/mailsvc-tls.conf`): the snippet with ssl_certificate/ssl_certificate_key that mailsvc's site includes. */
+  nginxTlsSnippet: string;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -72,6 +80,12 @@ function rspamdGroup(src: Source): string {
   return v;
 }
 
+function tlsGroup(src: Source): string {
+  const v = val(src, 'MAILSVC_TLS_GROUP') ?? 'ssl-cert';
+  if (!/^(?:\d+|[a-z_][a-z0-9_-]{0,31})$/.test(v)) throw new SettingsError('MAILSVC_TLS_GROUP', 'must be a group name or a gid (Debian: ssl-cert)');
+  return v;
+}
+
 /**
  * Read from the process environment only, never from the settings file: that
  * file sits in the service's data directory, which the unprivileged service can
@@ -86,6 +100,7 @@ export function loadHelperSettings(src: Source, dataDir = val(src, 'MAILSVC_DATA
   const dovecotConfig = val(src, 'MAILSVC_DOVECOT_CONFIG');
   const nftTable = (val(src, 'MAILSVC_NFT_TABLE') ?? 'inet mailsvc').trim().replace(/\s+/g, ' ');
   if (!/^(ip|ip6|inet) [A-Za-z][A-Za-z0-9_]{0,63}$/.test(nftTable)) throw new SettingsError('MAILSVC_NFT_TABLE', 'must be "<ip|ip6|inet> <name>", e.g. inet mailsvc');
+  const nginxConfig = absolute(src, 'MAILSVC_NGINX_CONFIG', '/etc/nginx/nginx.conf');
   return Object.freeze({
     endpoint: endpoint(src),
     socketGroup: groupId(src, 'MAILSVC_HELPER_SOCKET_GROUP'),
@@ -102,5 +117,9 @@ export function loadHelperSettings(src: Source, dataDir = val(src, 'MAILSVC_DATA
     authLog: absolute(src, 'MAILSVC_AUTH_LOG', join(dataDir, 'auth.log')),
     serviceManager: val(src, 'MAILSVC_SERVICE_MANAGER') === undefined ? undefined : absolute(src, 'MAILSVC_SERVICE_MANAGER', ''),
     serviceUnit: serviceUnit(src),
+    tlsDir: absolute(src, 'MAILSVC_TLS_DIR', '/etc/mailsvc/tls'),
+    tlsGroup: tlsGroup(src),
+    nginxConfig,
+    nginxTlsSnippet: absolute(src, 'MAILSVC_NGINX_TLS_SNIPPET', join(dirname(nginxConfig), 'snippets', 'mailsvc-tls.conf')),
   });
 }

@@ -2,7 +2,7 @@ import type { HelperResult } from '../adapters/helper-client.js';
 import type { HelperSettings } from '../config/helper-settings.js';
 
 /** The helper's own settings that actions read (paths and config dirs; never from a caller). */
-export type HelperConfig = Pick<HelperSettings, 'doveadm' | 'dovecotConfig' | 'postfixConfigDir' | 'fail2banSocket' | 'fail2banConfigDir' | 'rspamdLocalDir' | 'rspamdGroup' | 'postsrsdDefaults' | 'nftTable' | 'jails' | 'authLog'> &
+export type HelperConfig = Pick<HelperSettings, 'doveadm' | 'dovecotConfig' | 'postfixConfigDir' | 'fail2banSocket' | 'fail2banConfigDir' | 'rspamdLocalDir' | 'rspamdGroup' | 'postsrsdDefaults' | 'nftTable' | 'jails' | 'authLog' | 'tlsDir' | 'tlsGroup' | 'nginxConfig' | 'nginxTlsSnippet'> &
   Partial<Pick<HelperSettings, 'serviceManager'>>;
 
 /** One argument: a name for messages, and a validator (given the helper's own settings) that returns the canonical value or throws. */

@@ -7,6 +7,8 @@ import { limitValues } from './limits-param.js';
 import { dkimActions } from './dkim-actions.js';
 import { FIREWALL_STATE_MAX, firewallState } from './firewall-param.js';
 import { daemonPresent, fail2banRunning, postfixConfigured } from './daemon-check.js';
+import { TLS_BUNDLE_ARG_MAX, TLS_DAEMONS, certName, tlsBundle, tlsDaemon, tlsDaemons } from './tls-param.js';
+import type { TlsDaemon } from './tls-param.js';
 
 export type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
 import type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
@@ -117,6 +119,17 @@ const RELOAD: Record<Daemon, (cfg: HelperConfig) => Command> = {
   rspamd: () => ({ file: 'systemctl', args: ['reload', 'rspamd.service'], timeoutMs: 30_000 }),
 };
 
+/** How `tls-deploy` and `tls-rollback` make a daemon read its certificate again: a reload (nginx: `nginx -c MAILSVC_NGINX_CONFIG -s reload`). */
+const TLS_RELOAD: Record<TlsDaemon, (cfg: HelperConfig) => Command> = {
+  postfix: (cfg) => RELOAD.postfix(cfg),
+  dovecot: (cfg) => RELOAD.dovecot(cfg),
+  nginx: (cfg) => ({ file: 'nginx', args: ['-c', cfg.nginxConfig, '-s', 'reload'] }),
+};
+/** What `tls-deploy` writes: the certificates, each daemon's file, the checkers' scratch copies and what `postfix check` touches. */
+const TLS_WRITES = (cfg: HelperConfig): readonly string[] => [cfg.tlsDir, cfg.postfixConfigDir, dovecotConfD(cfg), dirname(cfg.nginxTlsSnippet), SCRATCH(), POSTFIX_QUEUE_DIR, POSTFIX_DATA_DIR, NGINX_LOG_DIR];
+/** `nginx -t` opens the log files nginx.conf names (Debian's: here). */
+export const NGINX_LOG_DIR = '/var/log/nginx';
+
 /**
  * The fixed list of what the helper does as root. A new action is one entry
  * here: its parameters (each with the validator the API uses for that kind of
@@ -219,6 +232,31 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
   [
     'nft-list-ruleset',
     { writes: NOTHING, summary: 'the whole nftables ruleset as JSON (nft -j list ruleset), read only', params: [], command: () => ({ file: 'nft', args: ['-j', 'list', 'ruleset'], timeoutMs: 30_000 }) },
+  ],
+  [
+    'tls-deploy',
+    { writes: TLS_WRITES,
+      summary: `install a certificate chain and key (JSON {chain: [base64 DER], key: base64 PKCS#8 DER}, parsed and checked: the key the leaf's, the leaf valid now) as <MAILSVC_TLS_DIR>/<name>/<sha>.chain.pem and .key.pem (key 0640 root:MAILSVC_TLS_GROUP), then point <daemons> (${TLS_DAEMONS.join(',')}) at them: each daemon's checker, rename, reload; all or nothing; the previous certificate stays for tls-rollback (JSON outcome)`,
+      params: [certName, tlsDaemons, tlsBundle],
+      maxArgLength: TLS_BUNDLE_ARG_MAX,
+      run: async (args, cfg, ctx) => (await import('./tls-action.js')).deployCertificate((d, c) => TLS_RELOAD[d](c))(args, cfg, ctx),
+    },
+  ],
+  [
+    'tls-rollback',
+    { writes: TLS_WRITES,
+      summary: 'point the daemons the last tls-deploy of <name> changed back where they pointed before it (the previous certificate, kept on disk), check, reload (JSON outcome)',
+      params: [certName],
+      run: async (args, cfg, ctx) => (await import('./tls-action.js')).rollbackCertificate((d, c) => TLS_RELOAD[d](c))(args, cfg, ctx),
+    },
+  ],
+  [
+    'tls-restart',
+    { writes: NOTHING,
+      summary: `restart one daemon so it reads its certificate again where a reload did not (${TLS_DAEMONS.join(', ')}: systemctl restart <daemon>.service, or MAILSVC_SERVICE_MANAGER)`,
+      params: [tlsDaemon],
+      command: ([d], cfg) => ({ ...unitCommand(cfg, 'restart', `${d ?? ''}.service`), timeoutMs: 120_000 }),
+    },
   ],
   [
     'apply-limits',

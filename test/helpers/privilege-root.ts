@@ -56,6 +56,10 @@ export function makePrivilegeRoot(): PrivilegeRoot {
   // Dovecot: doveadm talks to the master and anvil in base_dir, which lies in the root: never the machine's Dovecot.
   mkdirSync(ETC(root, 'dovecot/conf.d'), { recursive: true });
   writeFileSync(ETC(root, 'dovecot/dovecot.conf'), `base_dir = ${join(root, 'run/dovecot')}\nstate_dir = ${join(root, 'var/lib/dovecot')}\n!include_try conf.d/*.conf\n`);
+  // nginx: a main file and the snippet directory the certificate actions write (mailsvc's own tls directory is made by the helper).
+  mkdirSync(ETC(root, 'nginx/snippets'), { recursive: true });
+  mkdirSync(ETC(root, 'mailsvc'), { recursive: true });
+  writeFileSync(ETC(root, 'nginx/nginx.conf'), `pid ${join(root, 'run/nginx.pid')};\nerror_log ${join(root, 'var/log/nginx-error.log')};\nevents {}\n`);
   mkdirSync(ETC(root, 'default'), { recursive: true });
   writeFileSync(ETC(root, 'default/postsrsd'), 'SRS_DOMAIN=example.org\nSRS_EXCLUDE_DOMAINS=\n');
   for (const log of ['auth.log', 'mail.log', 'nginx-error.log']) writeFileSync(join(root, 'var/log', log), '');
@@ -113,6 +117,9 @@ export function makePrivilegeRoot(): PrivilegeRoot {
     MAILSVC_FAIL2BAN_JAILS: 'mailsvc-auth',
     MAILSVC_NFT_TABLE: 'inet mailsvc',
     MAILSVC_SERVICE_MANAGER: join(root, 'run/service-manager'),
+    MAILSVC_TLS_DIR: ETC(root, 'mailsvc/tls'),
+    MAILSVC_TLS_GROUP: '0',
+    MAILSVC_NGINX_CONFIG: ETC(root, 'nginx/nginx.conf'),
     MAILSVC_HELPER_SOCKET_GROUP: String(NOBODY),
   };
   const hostilePaths = [

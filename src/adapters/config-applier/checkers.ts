@@ -158,3 +158,22 @@ export function systemdChecker(exec: RunFn = run): ConfigChecker {
       }),
   };
 }
+
+/**
+ * `nginx -t -q -c <staged copy>/nginx.conf`: the whole configuration parsed,
+ * relative includes (sites-enabled/, snippets/) resolved in a copy of the
+ * directory that holds nginx.conf, with the new files laid over it. An
+ * include by absolute path still reads the live file. nginx opens the log
+ * files the configuration names (it appends nothing to them).
+ */
+export function nginxChecker(configFile: string, exec: RunFn = run): ConfigChecker {
+  return {
+    name: 'nginx -t',
+    check: (files) =>
+      withScratch(async (dir) => {
+        const staged = join(dir, 'nginx');
+        stageTree(dirname(configFile), files, staged);
+        return runChecker(exec, 'nginx', ['-t', '-q', '-p', `${staged}/`, '-c', join(staged, basename(configFile))]);
+      }),
+  };
+}

@@ -25,6 +25,8 @@ export type DoctorSources = {
   lastBackup(): Promise<LastBackup>;
   activeDomains(): Promise<string[]>;
   deliverability(): Promise<readonly DeliverabilityBrief[]>;
+  /** The last certificate deploy and its proof on the wire (the tls module), null before the first. */
+  lastTlsDeploy(): Promise<{ certificate: string; ok: boolean; at: string; detail: string } | null>;
 };
 
 export type DoctorDeps = { settings: Settings; db: Db; schema: Pick<Schema, 'latest' | 'version'>; dialect: DialectName; helper: HelperClient; clock: Clock; sources: DoctorSources };
@@ -81,6 +83,16 @@ export class DoctorService {
         name: `certificate on port ${p.port} (${p.kind})`,
         run: () => tlsCheck(p, settings.doctor.tlsHost, settings.doctor.tlsName, now(), ms),
       })),
+      {
+        id: 'tls.deploy',
+        name: 'last certificate deploy',
+        run: async () => {
+          const d = await sources.lastTlsDeploy();
+          if (!d) return { status: 'ok', detail: 'no certificate deployed by mailsvc yet', fix: null };
+          if (d.ok) return { status: 'ok', detail: `${d.certificate} deployed and proven on every port at ${d.at}`, fix: null };
+          return { status: 'fail', detail: `${d.certificate} at ${d.at}: ${d.detail}`, fix: 'see mailsvc tls status, fix the daemon that kept the old certificate, then mailsvc tls deploy again' };
+        },
+      },
       { id: 'socket.policy', name: 'Postfix policy service', run: () => policyCheck(policy, ms) },
       { id: 'socket.auth-hook', name: 'Dovecot auth hook', run: () => hookCheck(hooks, ms) },
       { id: 'clock', name: 'clock against the database', run: () => clockCheck(now, () => serverTimeMs(this.d.db, this.d.dialect)) },

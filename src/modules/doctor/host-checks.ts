@@ -9,6 +9,7 @@ export const timerSpecs = (s: { enableSrs: boolean; enableDeliverability: boolea
   { id: 'timer.backup-verify', name: 'backup verify timer', unit: 'mailsvc-backup-verify', wanted: true },
   { id: 'timer.stats', name: 'statistics timer', unit: 'mailsvc-stats', wanted: true },
   { id: 'timer.dkim-rotate', name: 'DKIM rotation timer', unit: 'mailsvc-dkim-rotate', wanted: true },
+  { id: 'timer.tls-check', name: 'certificate check timer', unit: 'mailsvc-tls-check', wanted: true },
   { id: 'timer.dns-report', name: 'deliverability timer', unit: 'mailsvc-dns-report', wanted: s.enableDeliverability, switch: 'MAILSVC_ENABLE_DELIVERABILITY_TIMER' },
   { id: 'timer.srs-sync', name: 'SRS sync timer', unit: 'mailsvc-srs-sync', wanted: s.enableSrs, switch: 'MAILSVC_ENABLE_SRS' },
   { id: 'timer.auto-update', name: 'auto-update timer', unit: 'mailsvc-auto-update', wanted: s.enableAutoUpdates, switch: 'MAILSVC_ENABLE_AUTO_UPDATES' },

@@ -26,6 +26,7 @@ export default defineModule({
         lastBackup: async () => (await ctx.get('backups')).health.lastBackup(),
         activeDomains: async () => (await ctx.get('domains')).service.activeNames(),
         deliverability: async () => (await latestPerDomain(ctx.infra.db, { limit: 500, offset: 0 })).items,
+        lastTlsDeploy: async () => (await (await ctx.get('tls')).service.health()).last_deploy,
       },
     });
   },

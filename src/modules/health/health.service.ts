@@ -10,6 +10,10 @@ export type { HealthDetails } from './schema.js';
 import type { HealthDetails } from './schema.js';
 import type { ComponentProbe } from '../report/index.js';
 
+/** The certificates as served, as the tls module keeps them. */
+export type TlsSummary = HealthDetails['tls'];
+const NO_TLS: TlsSummary = { last_check_at: null, problems: [], last_deploy: null };
+
 /** The newest backup and its last verify, as the backups module reports it. */
 export type BackupSummary = { id: string; completed_at: string; verify_ok: boolean | null; verified_at: string | null };
 
@@ -26,6 +30,7 @@ export class HealthService {
     private readonly backups: () => Promise<BackupSummary | null> = () => Promise.resolve(null),
     /** Time limit of each part of details() (MAILSVC_PROBE_TIMEOUT_MS). */
     private readonly timeoutMs = 3000,
+    private readonly tls: () => Promise<TlsSummary> = () => Promise.resolve(NO_TLS),
   ) {
     this.startedAt = clock.now();
   }
@@ -59,13 +64,16 @@ export class HealthService {
     // A Redis that does not answer in time is not reachable for this answer (its component says unknown: could not tell why).
     const redis = this.redis ? within(ms, this.redis.ping().then((r) => r === 'PONG', () => false), false) : Promise.resolve(null);
     const backups = within(ms, this.backups().catch(() => null), null);
-    const [comps, db, redisOk, last] = await Promise.all([components, database, redis, backups]);
+    const certificates = within(ms, this.tls().catch(() => NO_TLS), NO_TLS);
+    const [comps, db, redisOk, last, tls] = await Promise.all([components, database, redis, backups, certificates]);
     const degradedBy = [
       ...(db.reachable ? [] : ['database']),
       ...(db.reachable && db.version !== this.schema.latest ? ['schema'] : []),
       ...(redisOk === false ? ['redis'] : []),
       ...(last?.verify_ok === false ? ['backup verify'] : []),
       ...comps.filter((c) => c.status === 'down').map((c) => `component ${c.name}`),
+      ...tls.problems.map((p) => `tls ${p}`),
+      ...(tls.last_deploy?.ok === false ? ['tls deploy'] : []),
     ];
     return {
       status: degradedBy.length === 0 ? 'ok' : 'degraded',
@@ -76,6 +84,7 @@ export class HealthService {
       redis: { configured: this.redis !== undefined, reachable: redisOk },
       components: Object.fromEntries(comps.map((c) => [c.name, { status: c.status, detail: c.detail }])),
       backups: { last_backup: last?.id ?? null, completed_at: last?.completed_at ?? null, verify_ok: last?.verify_ok ?? null, verified_at: last?.verified_at ?? null },
+      tls,
     };
   }
 }

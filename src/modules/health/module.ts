@@ -16,6 +16,7 @@ export default defineModule({
     return createHealthModule(ctx.infra, {
       components: report.service,
       backups: async () => (await ctx.get('backups')).health.lastBackup(),
+      tls: async () => (await ctx.get('tls')).service.health(),
       timeoutMs: ctx.infra.settings.stats.probeTimeoutMs,
     });
   },

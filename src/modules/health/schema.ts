@@ -6,7 +6,7 @@ export const HealthDetailsSchema = Type.Object(
     status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], { description: 'degraded when anything in degraded_by' }),
     degraded_by: Type.Array(Type.String(), {
       description:
-        "why the status is degraded (empty when ok): 'database' (no answer), 'schema' (behind the latest), 'redis' (configured, no answer in time), 'backup verify' (the last one failed), 'component <name>' (a component down; unknown never counts)",
+        "why the status is degraded (empty when ok): 'database' (no answer), 'schema' (behind the latest), 'redis' (configured, no answer in time), 'backup verify' (the last one failed), 'component <name>' (a component down; unknown never counts), 'tls <service>:<port>' (at its last reading the port was not served, served a stale certificate after a deploy, or its certificate expires within 14 days), 'tls deploy' (the last certificate deploy failed its proof on the wire)",
     }),
     version: Type.String(),
     uptime_seconds: Type.Integer(),
@@ -30,6 +30,17 @@ export const HealthDetailsSchema = Type.Object(
         verified_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
       },
       { description: 'the newest backup and its last verify (read from MAILSVC_BACKUP_LOCAL_DIR)' },
+    ),
+    tls: Type.Object(
+      {
+        last_check_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when a port was last read (mailsvc tls check, its daily timer, or a deploy\'s proof)' }),
+        problems: Type.Array(Type.String(), { description: '<service>:<port> of each port with a certificate problem at its last reading' }),
+        last_deploy: Type.Union([
+          Type.Object({ certificate: Type.String(), ok: Type.Boolean({ description: 'false: a port did not serve it even after a restart (rolled back)' }), at: Type.String({ format: 'date-time' }), detail: Type.String() }),
+          Type.Null(),
+        ]),
+      },
+      { description: 'the certificates as served (docs/tls.md)' },
     ),
   },
   { title: 'HealthDetails' },

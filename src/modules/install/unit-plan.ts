@@ -51,6 +51,8 @@ export const UNITS: readonly Spec[] = [
   // Advances DKIM rotations in progress and starts one where a key is older than dkim-rotation-days.
   { name: 'mailsvc-dkim-rotate.service', enable: () => false },
   { name: 'mailsvc-dkim-rotate.timer', enable: () => true, start: true },
+  { name: 'mailsvc-tls-check.service', enable: () => false },
+  { name: 'mailsvc-tls-check.timer', enable: () => true, start: true },
   { name: 'mailsvc-srs-sync.service', enable: () => false },
   { name: 'mailsvc-srs-sync.timer', enable: (s) => s.enableSrs, start: true },
   { name: 'mailsvc-auto-update.service', enable: () => false },
