@@ -7,6 +7,7 @@ import { limitValues } from './limits-param.js';
 import { dkimActions } from './dkim-actions.js';
 import { FIREWALL_STATE_MAX, firewallState } from './firewall-param.js';
 import { daemonPresent, fail2banRunning, postfixConfigured } from './daemon-check.js';
+import { MAILBOX_ACTIONS } from './mailbox-actions.js';
 
 export type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
 import type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
@@ -207,6 +208,7 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
       command: (_a, cfg) => restartPostsrsd(cfg),
     },
   ],
+  ...MAILBOX_ACTIONS,
   ...dkimActions({ reloadRspamd: (cfg) => RELOAD.rspamd(cfg), restartPostsrsd, scratch: SCRATCH }),
   [
     'postfix-stop',
