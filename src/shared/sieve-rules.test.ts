@@ -56,7 +56,10 @@ describe('self-service Sieve rules', () => {
       [{ vacation: { subject: 's', body: 'x', start: '2030-02-10', end: '2030-02-01', days: 7 } }, /end must not be before/],
       [{ vacation: { subject: 's', body: 'x', start: null, end: null, days: 0 } }, /days/],
     ];
-    for (const [rules, message] of bad) expect(() => checkSieveRules(rules, OWNER)).toThrow(SieveRulesError), expect(() => checkSieveRules(rules, OWNER)).toThrow(message);
+    for (const [rules, message] of bad) {
+      expect(() => checkSieveRules(rules, OWNER)).toThrow(SieveRulesError);
+      expect(() => checkSieveRules(rules, OWNER)).toThrow(message);
+    }
   });
 
   it('renders forwarding with and without a copy, and a dated reply, as Pigeonhole compiles them', { skip: !sievec || !sieveTest }, () => {

@@ -6,7 +6,6 @@ import type { TestDatabase } from '../../../test/helpers/dialects.js';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp } from '../../../test/helpers/app.js';
 import type { TestApp } from '../../../test/helpers/app.js';
 import { cookieOf, portalClient, portalSignIn, signInRequest } from '../../../test/helpers/portal.js';
-import type { PortalClient } from '../../../test/helpers/portal.js';
 import { oathtoolCode } from '../../../test/helpers/totp.js';
 import type { MailboxHost } from '../../adapters/dovecot/mailbox-host.js';
 import type { SieveRules } from '../../shared/sieve-rules.js';
