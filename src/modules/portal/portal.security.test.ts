@@ -272,6 +272,21 @@ for (const dialect of DIALECTS) {
       expect((await signInRequest(t.app, { address: BOB, password: pw.bob, code: next }, '10.6.0.3')).statusCode).toBe(401);
       expect(JSON.stringify(await t.ctx.db.selectFrom('portal_totp').selectAll().execute())).not.toContain(secret);
     });
+
+    it.skipIf(!available)('a deleted mailbox: its portal session ends, its TOTP, rules and switch go in the same transaction', async () => {
+      await t.ctx.accounts.create({ address: 'dora@example.org', password: 'dora-mailbox-pw' });
+      const dora = await portalSignIn(t.app, 'dora@example.org', 'dora-mailbox-pw');
+      expect((await dora.call('PUT', 'forwarding', { to: 'x@example.net', keep_copy: true })).statusCode).toBe(200);
+      expect((await dora.call('POST', 'totp')).statusCode).toBe(200);
+      await t.app.inject({ method: 'PUT', url: '/portal-access/mailboxes/dora@example.org', headers: { authorization: t.basic(), 'content-type': 'application/json' }, payload: '{"self_service":false}' });
+      const id = (await t.ctx.accounts.get('dora@example.org')).id;
+      await t.ctx.accounts.delete('dora@example.org');
+      expect((await dora.call('GET', 'me')).statusCode).toBe(401);
+      for (const table of ['portal_sessions', 'portal_totp', 'portal_mail_rules'] as const) {
+        expect(await t.ctx.db.selectFrom(table).selectAll().where('account_id', '=', id).execute(), table).toEqual([]);
+      }
+      expect((await t.app.inject({ method: 'GET', url: '/portal-access', headers: { authorization: t.basic() } })).json<{ disabled_mailboxes: string[] }>().disabled_mailboxes).toEqual([]);
+    });
   });
 }
 
