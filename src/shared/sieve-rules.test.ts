@@ -48,6 +48,9 @@ const HOSTILE = 'Away "now" \\ ";\r\nredirect "evil@example.net"; #';
 describe('self-service Sieve rules', () => {
   it('refuses what must not reach Dovecot, naming the field', () => {
     const bad: [unknown, RegExp][] = [
+      [[], /rules must be an object/],
+      [{ 'message-size-limit': 10 }, /rules takes only forward, vacation/],
+      [{ forward: { to: 'bob@example.net', keepCopy: true, script: 'discard;' } }, /forward takes only to, keepCopy/],
       [{ forward: { to: 'not an address', keepCopy: true } }, /forward to must be an address/],
       [{ forward: { to: OWNER, keepCopy: false } }, /another address than the mailbox itself/],
       [{ vacation: { subject: 'a\nb', body: 'x', start: null, end: null, days: 7 } }, /subject/],

@@ -40,12 +40,19 @@ function bodyOk(text: string): boolean {
 }
 
 /** Checks rules (from the API or the helper's argument) for the mailbox `owner`; throws SieveRulesError naming the field. */
+/** A plain object with no key but these (an array, or an unknown key, is refused: the helper takes nothing it does not render). */
+function only(what: string, v: unknown, keys: readonly string[]): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new SieveRulesError(`${what} must be an object`);
+  const extra = Object.keys(v).filter((k) => !keys.includes(k));
+  if (extra.length > 0) throw new SieveRulesError(`${what} takes only ${keys.join(', ')}`);
+  return v as Record<string, unknown>;
+}
+
 export function checkSieveRules(input: unknown, owner: string): SieveRules {
-  if (typeof input !== 'object' || input === null) throw new SieveRulesError('rules must be an object');
-  const { forward, vacation } = input as Record<string, unknown>;
+  const { forward, vacation } = only('rules', input, ['forward', 'vacation']);
   let fwd: SieveRules['forward'] = null;
   if (forward !== null && forward !== undefined) {
-    const f = forward as Record<string, unknown>;
+    const f = only('forward', forward, ['to', 'keepCopy']);
     if (typeof f.to !== 'string' || typeof f.keepCopy !== 'boolean') throw new SieveRulesError('forward needs to (an address) and keepCopy (true or false)');
     let to: string;
     try {
@@ -58,7 +65,7 @@ export function checkSieveRules(input: unknown, owner: string): SieveRules {
   }
   let vac: SieveRules['vacation'] = null;
   if (vacation !== null && vacation !== undefined) {
-    const v = vacation as Record<string, unknown>;
+    const v = only('vacation', vacation, ['subject', 'body', 'start', 'end', 'days']);
     if (typeof v.subject !== 'string' || v.subject.trim() === '' || v.subject.length > VACATION_SUBJECT_MAX || hasControlChars(v.subject)) {
       throw new SieveRulesError(`vacation subject must be 1 to ${VACATION_SUBJECT_MAX} characters on one line`);
     }
