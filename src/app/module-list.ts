@@ -23,6 +23,7 @@ const MODULE_LIST = [
   () => import('../modules/send-limits/module.js'),
   () => import('../modules/aliases/module.js'),
   () => import('../modules/mail-auth/module.js'),
+  () => import('../modules/portal/module.js'),
   () => import('../modules/api-keys/module.js'),
   () => import('../modules/audit/module.js'),
   () => import('../modules/queue/module.js'),

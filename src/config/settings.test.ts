@@ -14,7 +14,7 @@ describe('settings', () => {
       apiHost: '127.0.0.1', apiPort: 8080, databaseUrl: `sqlite://${join(dir, 'mailsvc.db')}`, redisUrl: undefined,
       adminUsername: 'admin', mfaRequired: true, mfaAllowBasicWithoutToken: false, mfaIssuer: 'mailsvc',
       accessTokenTtl: 3600, mfaChallengeTtl: 300, apiAuthFailLimit: 5, apiAuthFailWindow: 600, apiAuthBlockSeconds: 900,
-      trustedProxies: [], outboundAllowHosts: [], enableWebPanel: false, authLog: join(dir, 'auth.log'),
+      trustedProxies: [], outboundAllowHosts: [], enableWebPanel: false, enableUserPortal: false, authLog: join(dir, 'auth.log'),
     });
   });
 

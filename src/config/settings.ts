@@ -69,6 +69,8 @@ export type Settings = Readonly<{
   smsSendsPerPhoneHour: number;
   smsProviders: Readonly<Record<'provider_a' | 'provider_b', ProviderEnv>>;
   enableWebPanel: boolean;
+  /** MAILSVC_ENABLE_USER_PORTAL: serve the mailbox self-service portal under /portal (off by default). */
+  enableUserPortal: boolean;
   /** MAILSVC_PANEL_SESSION_IDLE: a panel session unused this many seconds ends. */
   panelSessionIdle: number;
   /** MAILSVC_PANEL_SESSION_MAX: a panel session ends this many seconds after sign-in (or when its token expires, if sooner). */
@@ -236,6 +238,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     smsSendsPerPhoneHour: int(src, 'MAILSVC_SMS_SENDS_PER_PHONE_HOUR', 10, 1, 100_000),
     smsProviders: Object.freeze({ provider_a: provider(src, 'PROVIDER_A'), provider_b: provider(src, 'PROVIDER_B') }),
     enableWebPanel: bool(src, 'MAILSVC_ENABLE_WEB_PANEL', false),
+    enableUserPortal: bool(src, 'MAILSVC_ENABLE_USER_PORTAL', false),
     panelSessionIdle: int(src, 'MAILSVC_PANEL_SESSION_IDLE', 900, 60, 86400),
     panelSessionMax: int(src, 'MAILSVC_PANEL_SESSION_MAX', 3600, 300, 7 * 86400),
     panelReauthWindow: int(src, 'MAILSVC_PANEL_REAUTH_WINDOW', 300, 30, 3600),

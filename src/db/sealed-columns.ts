@@ -11,6 +11,7 @@ export const SEALED_COLUMNS = [
   { table: 'dkim_keys', key: 'id', column: 'private_key' },
   { table: 'dns_sync', key: 'domain', column: 'api_token' },
   { table: 'backup_secrets', key: 'name', column: 'value' },
+  { table: 'portal_totp', key: 'account_id', column: 'secret_sealed' },
 ] as const;
 
 export function sealContext(table: string, key: string | number, column: string): string {

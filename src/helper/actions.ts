@@ -9,6 +9,7 @@ import { FIREWALL_STATE_MAX, firewallState } from './firewall-param.js';
 import { daemonPresent, fail2banRunning, postfixConfigured } from './daemon-check.js';
 import { TLS_BUNDLE_ARG_MAX, TLS_DAEMONS, certName, tlsBundle, tlsDaemon, tlsDaemons } from './tls-param.js';
 import type { TlsDaemon } from './tls-param.js';
+import { MAILBOX_ACTIONS } from './mailbox-actions.js';
 
 export type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
 import type { ActionSpec, Command, HelperConfig, Param } from './action-types.js';
@@ -220,6 +221,7 @@ export const ACTIONS: ReadonlyMap<string, ActionSpec> = new Map<string, ActionSp
       command: (_a, cfg) => restartPostsrsd(cfg),
     },
   ],
+  ...MAILBOX_ACTIONS,
   ...dkimActions({ reloadRspamd: (cfg) => RELOAD.rspamd(cfg), restartPostsrsd, scratch: SCRATCH }),
   [
     'postfix-stop',

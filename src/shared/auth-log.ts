@@ -17,8 +17,9 @@ export class AuthLog {
     return clean === '' ? '-' : clean;
   }
 
-  failure(user: string, ip: string): void {
-    const line = `${new Date().toISOString()} mailsvc-auth: authentication failure for ${AuthLog.sanitizeUser(user)} from ${ip}\n`;
+  /** `tag`: mailsvc-auth (the admin API and panel) or mailsvc-portal (the user portal): each has its own fail2ban filter. */
+  failure(user: string, ip: string, tag: 'mailsvc-auth' | 'mailsvc-portal' = 'mailsvc-auth'): void {
+    const line = `${new Date().toISOString()} ${tag}: authentication failure for ${AuthLog.sanitizeUser(user)} from ${ip}\n`;
     // One append per line: O_APPEND keeps lines whole when instances share the file.
     appendFileSync(this.path, line, { mode: 0o640 });
     this.onFailure();

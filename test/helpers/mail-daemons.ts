@@ -112,6 +112,10 @@ export type DovecotOptions = {
    * Omitted: plain-text IMAP and POP3 on free ports, no TLS.
    */
   tls?: { cert: string; key: string };
+  /** deploy/dovecot/conf.d files to include as well (e.g. 12-mailsvc-portal.conf), copied into the temp dir. */
+  confD?: string[];
+  /** Raw dovecot.conf text appended at the end (e.g. submission_host for Sieve's replies and redirects). */
+  extra?: string;
 };
 export type Dovecot = {
   imapPort: number;
@@ -178,6 +182,11 @@ function writeDovecotConfig(dir: string, opts: DovecotOptions, imapPort: number,
     ...(opts.tls ? ['!include conf.d/13-mailsvc-listeners.conf'] : [listener('imap', imapPort), listener('pop3', pop3Port)]),
     ...(opts.extraPassdbFirst ? [opts.extraPassdbFirst] : []),
     '!include conf.d/10-mailsvc-auth.conf\n!include conf.d/11-mailsvc-postfix.conf\n',
+    ...(opts.confD ?? []).map((f) => {
+      writeFileSync(join(dir, 'conf.d', f), deployFile(`dovecot/conf.d/${f}`));
+      return `!include conf.d/${f}`;
+    }),
+    ...(opts.extra ? [opts.extra] : []),
   ].join('\n'));
 }
 
@@ -245,6 +254,8 @@ export type PostfixOptions = {
    * TLS on 465). Omitted: plain-text AUTH on both, for tests only.
    */
   tls?: { key: string; chain: string };
+  /** That service's port, when the caller must know it before Postfix starts (Dovecot's submission_host); else a free one. */
+  smtpPort?: number;
 };
 export type Postfix = { submissionPort: number; /** deploy/'s `submissions` (465) service, on a free port. */ submissionsPort: number; /** master.cf as Postfix reads it. */ masterCf: string; /** The plain SMTP port when `smtp` was asked for, else 0. */ smtpPort: number; /** Postfix's own log file (maillog_file). */ logFile: string; /** For `postfix -c <configDir> …`. */ configDir: string; logs(): string; stop(): Promise<void> };
 
@@ -316,7 +327,7 @@ function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: n
 export async function startPostfix(opts: PostfixOptions): Promise<Postfix> {
   const dir = daemonDir('mailsvc-postfix-');
   const [submissionPort, submissionsPort] = [await freePort(), await freePort()];
-  const smtpPort = opts.smtp ? await freePort() : 0;
+  const smtpPort = opts.smtp ? (opts.smtpPort ?? (await freePort())) : 0;
   const postfix = (command: string) => execFileP(findProgram('postfix') ?? 'postfix', ['-c', join(dir, 'etc'), command], { timeout: 20_000 });
   const logs = () => readOr(join(dir, 'postfix.log'));
   // Postfix leaves master.pid behind when it stops: wait for the process, not the file.

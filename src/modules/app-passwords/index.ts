@@ -7,6 +7,8 @@ import { AppPasswordService } from './app-password.service.js';
 
 export { appPasswordCommands } from './commands.js';
 export type { AppPasswordCreated, AppPasswordView } from './schema.js';
+/** The response schemas, for another front door to the same service (the user portal). */
+export { AppPasswordCreated as AppPasswordCreatedSchema, AppPasswordSchema } from './schema.js';
 export type { AppPasswordService } from './app-password.service.js';
 
 /** What the mail login path asks: is this an app password of that account? */

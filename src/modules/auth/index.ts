@@ -22,6 +22,9 @@ export type { AdminGuard, AdminPrincipal, AdminRequest } from './admin-guard.js'
 export type { AuthService } from './auth.service.js';
 export type { TokenService } from './token.service.js';
 export type { LockoutLimits } from './lockout.js';
+/** The lockout, for another sign-in (the user portal) to count its own failures with it. */
+export { Lockout } from './lockout.js';
+export { MemoryLockoutStore, RedisLockoutStore } from './lockout-store.js';
 /** The sign-in bodies, which the web panel's sign-in takes as they are. */
 export { LoginBody, SmsSendBody, VerifyBody } from './schema.js';
 

@@ -131,10 +131,12 @@ return 0`;
 
 /** The same counting in Redis, shared by every instance; each step is one Lua script, so atomic. */
 export class RedisLockoutStore implements LockoutStore {
-  constructor(private readonly limits: LockoutLimits, private readonly redis: Redis) {}
+  /** `prefix`: the counters' key prefix (the user portal counts apart from the admin API). */
+  constructor(private readonly limits: LockoutLimits, private readonly redis: Redis, private readonly prefix = 'authfail') {}
 
   private keys(ip: string): [string, string, string] {
-    return [`mailsvc:authfail:${ip}`, `mailsvc:authfail-inflight:${ip}`, `mailsvc:authfail-block:${ip}`];
+    const p = this.prefix;
+    return [`mailsvc:${p}:${ip}`, `mailsvc:${p}-inflight:${ip}`, `mailsvc:${p}-block:${ip}`];
   }
 
   async reserve(ip: string): Promise<ReserveResult> {
