@@ -5,6 +5,8 @@ import { normalizeDomain } from '../../shared/mail-names.js';
 import { dkimRecordValue } from './dkim-keygen.js';
 import type { DkimAlgorithm } from './dkim-keygen.js';
 import type { DkimKeyRow } from './dkim.repository.js';
+import type { Tlsa } from '../../adapters/dns/tlsa-query.js';
+import { tlsaText } from '../../adapters/dns/tlsa-query.js';
 import type { DnsPlan, DnsRecord } from './schema.js';
 import { zoneTxt } from './txt.js';
 
@@ -12,7 +14,15 @@ export const PLAN_TTL = 3600;
 /** MTA-STS policy lifetime: one week (RFC 8461 suggests weeks once it works). */
 export const MTA_STS_MAX_AGE = 604800;
 
-export type PlanInput = { domain: string; mailHost: string; publicIp?: string | undefined; srsDomain?: string | undefined; dkim: readonly DkimKeyRow[] };
+export type PlanInput = {
+  domain: string;
+  mailHost: string;
+  publicIp?: string | undefined;
+  srsDomain?: string | undefined;
+  dkim: readonly DkimKeyRow[];
+  /** The mail host's DANE records (the current key's, and the next one's during a key change); none until a key is known. */
+  tlsa?: readonly { record: Tlsa; purpose: string }[] | undefined;
+};
 
 /** The values mailsvc asks for; the deliverability check compares against the same functions. */
 export const spfValue = (): string => 'v=spf1 mx -all';
@@ -57,6 +67,7 @@ export function buildPlan(input: PlanInput): DnsPlan {
     rec(`_mta-sts.${domain}`, 'TXT', `v=STSv1; id=${mtaStsId(policy)}`, 'MTA-STS: a policy exists; the id changes with the policy'),
     rec(`mta-sts.${domain}`, 'CNAME', `${mailHost}.`, 'MTA-STS: the host serving https://mta-sts.<domain>/.well-known/mta-sts.txt (its certificate must name mta-sts.<domain>)'),
     rec(`_smtp._tls.${domain}`, 'TXT', tlsRptValue(domain), 'TLS-RPT: where senders report TLS failures'),
+    ...(input.tlsa ?? []).map((t) => rec(`_25._tcp.${mailHost}`, 'TLSA', tlsaText(t.record), t.purpose)),
   ];
   if (input.srsDomain !== undefined && input.srsDomain !== domain) {
     records.push(rec(input.srsDomain, 'TXT', srsSpfValue(mailHost), 'SPF of the SRS domain (MAILSVC_SRS_DOMAIN): forwarded mail leaves with it as envelope sender'));

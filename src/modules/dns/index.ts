@@ -13,11 +13,15 @@ import { DeliverabilityService } from './deliverability.service.js';
 import { CloudflareSyncService } from './cloudflare-sync.service.js';
 import { RotationService } from './rotation.service.js';
 import { SrsService } from './srs.service.js';
+import { DaneService } from './dane.service.js';
 import type { DeliverabilityReport } from './schema.js';
 
 export { dnsCommands } from './commands.js';
 export type { DkimService } from './dkim.service.js';
 export type { RotationService, RotationStatus } from './rotation.service.js';
+export type { DaneService, DaneKeys, DaneRolloverState, DaneState } from './dane.service.js';
+/** The SPKI SHA-256 (hex) of a PEM certificate or key: what `DaneKeys` takes. */
+export { spkiSha256, spkiSha256OfDer } from './dane-spki.js';
 export type { DkimResult, DkimKeyView, DnsPlan, DeliverabilityReport } from './schema.js';
 /** Each existing domain's newest deliverability report in brief (GET /dns/deliverability; `mailsvc doctor`). */
 export { latestPerDomain } from './status-routes.js';
@@ -41,6 +45,8 @@ export type DnsDeps = {
   activeDomains?: () => Promise<string[]>;
   /** The job runner: `deliverability` jobs are registered on it. */
   jobs?: JobRunner;
+  /** Publishes a mail host's TLSA records (default: nothing does; the administrator publishes them from the plan). */
+  publishTlsa?: (mailHost: string) => Promise<boolean>;
   /** Extra trusted CAs for the deliverability HTTPS and STARTTLS checks (tests: their private CA). */
   ca?: readonly string[];
 };
@@ -59,7 +65,14 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     applySigning: deps.applySigning ?? signing.applySigning,
     removeKeyFiles: deps.removeKeyFiles ?? signing.removeKeyFiles,
   });
-  const plan = new DnsPlanService(dkim, deps.domains, settings.dns.srsDomain);
+  const dane = new DaneService({
+    db: infra.db,
+    clock: infra.clock,
+    resolvers: settings.dns.resolvers,
+    authoritative: settings.dns.authoritative,
+    publish: deps.publishTlsa ?? (async () => false),
+  });
+  const plan = new DnsPlanService(dkim, deps.domains, settings.dns.srsDomain, dane);
   const deliverability = new DeliverabilityService({
     db: infra.db,
     clock: infra.clock,
@@ -110,6 +123,7 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     deliverability,
     cloudflare,
     rotation,
+    dane,
     srs,
     srsEnabled: settings.dns.enableSrs,
     jobs,

@@ -1,5 +1,6 @@
 import type { DomainLookup } from '../domains/index.js';
 import type { DkimService } from './dkim.service.js';
+import type { DaneService } from './dane.service.js';
 import { buildPlan } from './dns-plan.js';
 import type { DnsPlan } from './schema.js';
 
@@ -9,6 +10,7 @@ export class DnsPlanService {
     private readonly dkim: Pick<DkimService, 'liveRows'>,
     private readonly domains: Pick<DomainLookup, 'resolve'>,
     private readonly srsDomain: string | undefined,
+    private readonly dane?: Pick<DaneService, 'planRecords'>,
   ) {}
 
   /** The stored domain (404 when unknown). */
@@ -18,6 +20,7 @@ export class DnsPlanService {
 
   async plan(domainName: string, mailHost: string, publicIp?: string): Promise<DnsPlan> {
     const { name } = await this.domains.resolve(domainName);
-    return buildPlan({ domain: name, mailHost, publicIp, srsDomain: this.srsDomain, dkim: await this.dkim.liveRows(name) });
+    const tlsa = this.dane ? await this.dane.planRecords(mailHost) : [];
+    return buildPlan({ domain: name, mailHost, publicIp, srsDomain: this.srsDomain, dkim: await this.dkim.liveRows(name), tlsa });
   }
 }

@@ -45,6 +45,20 @@ export async function findAuthoritative(domain: string, any: Ask): Promise<DnsSe
 }
 
 /**
+ * The authoritative servers of the zone that holds `host`: the NS records of
+ * the host's name, else of each parent in turn (a mail host is rarely a zone
+ * apex), found through the resolvers.
+ */
+export async function findZoneAuthoritative(host: string, any: Ask): Promise<DnsServer[]> {
+  const labels = bare(host).split('.');
+  for (let i = 0; i < labels.length - 1; i++) {
+    const servers = await findAuthoritative(labels.slice(i).join('.'), any);
+    if (servers.length) return servers;
+  }
+  return [];
+}
+
+/**
  * Every deliverability check of a domain, in parallel, sharing one answer per
  * DNS question. Questions about the domain's zone go to its authoritative
  * servers (no cache between the record and the verdict); the rest to the resolvers.
