@@ -7,7 +7,8 @@ import type { Clock } from '../../shared/clock.js';
 import { AppError } from '../../shared/errors.js';
 import { normalizeDomain } from '../../shared/mail-names.js';
 import { findZoneAuthoritative, once } from './deliverability/run-checks.js';
-import { spkiHex } from './dane-spki.js';
+import { spkiHex, spkiSha256, spkiSha256OfDer } from './dane-spki.js';
+import { probeStarttls } from '../../adapters/smtp/starttls-probe.js';
 import type { DaneKeyTable } from './tables.js';
 
 /**
@@ -59,6 +60,8 @@ export interface DaneKeys {
 
 export type DaneDeps = {
   db: Db;
+  /** Reads the key port 25 serves (adoption): STARTTLS on the mail host, the leaf's SPKI SHA-256. */
+  servedSpki?: (mailHost: string) => Promise<string>;
   clock: Clock;
   resolvers: readonly DnsServer[];
   /** MAILSVC_DNS_AUTHORITATIVE; empty: the NS records of the zone that holds the mail host. */
@@ -181,6 +184,21 @@ export class DaneService {
   }
 
   /**
+   * Adopts the key port 25 serves now (a certificate mailsvc did not issue),
+   * or the key of a PEM certificate or key: the current key, published from
+   * the plan. Refused during a key change.
+   */
+  async adopt(mailHost: string, pem?: string): Promise<DaneRolloverState> {
+    const host = normalizeDomain(mailHost);
+    let spki: string;
+    if (pem !== undefined) spki = spkiSha256(pem);
+    else if (this.d.servedSpki) spki = await this.d.servedSpki(host);
+    else throw new AppError('unavailable', 'cannot read what port 25 serves here: give the certificate file (--cert)');
+    await this.setCurrent(host, spki);
+    return this.status(host);
+  }
+
+  /**
    * The next certificate's key. The same as the current one: nothing to do
    * (a renewal that keeps its key). Another: its record is published beside
    * the current one, and the key change is taken as far as it can go now.
@@ -289,4 +307,19 @@ export class DaneService {
     }
     return { ttl };
   }
+}
+
+/** What port 25 of the mail host serves: the SPKI SHA-256 of the leaf it sends after STARTTLS (the address from the resolvers). */
+export function servedSpkiOverSmtp(o: { resolvers: readonly DnsServer[]; port: number; ca?: readonly string[] | undefined }): (mailHost: string) => Promise<string> {
+  return async (host) => {
+    const client = new DnsClient(o.resolvers);
+    const [a, aaaa] = await Promise.all([client.query(host, 'A'), client.query(host, 'AAAA')]);
+    const address = [...(a.kind === 'records' ? a.records : []), ...(aaaa.kind === 'records' ? aaaa.records : [])][0];
+    if (address === undefined) throw new AppError('bad_request', `${host} has no address in DNS (${a.kind === 'error' ? a.detail : 'no A or AAAA record'}): give the certificate file (--cert)`);
+    const r = await probeStarttls(address, o.port, host, { timeoutMs: 10_000, ...(o.ca ? { ca: o.ca } : {}) });
+    if (!r.ok) throw new AppError('upstream', `${host} (${address}) port ${o.port}: ${r.stage}: ${r.detail}; give the certificate file (--cert)`);
+    const leaf = r.chain[0];
+    if (!r.offered || !leaf) throw new AppError('bad_request', `${host} (${address}) port ${o.port} does not offer STARTTLS with a certificate: nothing to adopt`);
+    return spkiSha256OfDer(leaf);
+  };
 }

@@ -13,7 +13,7 @@ import { DeliverabilityService } from './deliverability.service.js';
 import { CloudflareSyncService } from './cloudflare-sync.service.js';
 import { RotationService } from './rotation.service.js';
 import { SrsService } from './srs.service.js';
-import { DaneService } from './dane.service.js';
+import { DaneService, servedSpkiOverSmtp } from './dane.service.js';
 import type { DeliverabilityReport } from './schema.js';
 
 export { dnsCommands } from './commands.js';
@@ -71,6 +71,7 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     resolvers: settings.dns.resolvers,
     authoritative: settings.dns.authoritative,
     publish: deps.publishTlsa ?? (async () => false),
+    servedSpki: servedSpkiOverSmtp({ resolvers: settings.dns.resolvers, port: settings.dns.deliverabilitySmtpPort, ca: deps.ca }),
   });
   const plan = new DnsPlanService(dkim, deps.domains, settings.dns.srsDomain, dane);
   const deliverability = new DeliverabilityService({
@@ -134,6 +135,7 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
       dnsRoutes(app, { dkim, plan, deliverability, jobs, rotation }, kit);
       dnsSyncRoutes(app, cloudflare, kit);
       dnsStatusRoutes(app, infra.db, kit);
+      (await import('./dane-routes.js')).daneRoutes(app, dane, kit);
     },
   };
 }
