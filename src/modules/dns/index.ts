@@ -65,12 +65,13 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     applySigning: deps.applySigning ?? signing.applySigning,
     removeKeyFiles: deps.removeKeyFiles ?? signing.removeKeyFiles,
   });
-  const dane = new DaneService({
+  const dane: DaneService = new DaneService({
     db: infra.db,
     clock: infra.clock,
     resolvers: settings.dns.resolvers,
     authoritative: settings.dns.authoritative,
-    publish: deps.publishTlsa ?? (async () => false),
+    // The Cloudflare sync, when the zone holding the mail host has it on; else the administrator publishes the plan's records.
+    publish: deps.publishTlsa ?? ((host: string): Promise<boolean> => cloudflare.syncTlsaIfEnabled(host)),
     servedSpki: servedSpkiOverSmtp({ resolvers: settings.dns.resolvers, port: settings.dns.deliverabilitySmtpPort, ca: deps.ca }),
   });
   const plan = new DnsPlanService(dkim, deps.domains, settings.dns.srsDomain, dane);
@@ -93,6 +94,7 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     apiUrl: settings.dns.cloudflareApiUrl,
     policy: infra.outbound,
     ca: deps.ca,
+    tlsa: (host: string) => dane.records(host),
   });
   const rotation = new RotationService({
     db: infra.db,
