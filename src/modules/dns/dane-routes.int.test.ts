@@ -6,7 +6,7 @@ import type { TestDatabase } from '../../../test/helpers/dialects.js';
 import { call } from '../../../test/helpers/flows.js';
 
 /**
- * GET /dns/dane, GET /dns/dane/{mail_host}, POST /dns/dane/{mail_host}/advance:
+ * GET /dns/dane, GET /dns/dane/{host}, POST /dns/dane/{host}/advance:
  * the state as the service keeps it, 404 for an unknown host, 400 for a
  * name that is not one, nothing changed by either. (DNS: a closed port, so a
  * key change waits for visibility; the ordering itself is dane.int.test.ts's.)

@@ -21,9 +21,9 @@ export const DaneStateSchema = Type.Object(
   { title: 'DaneState' },
 );
 
-const HostParam = Type.Object({ mail_host: Type.String({ minLength: 1, maxLength: 253, description: 'the mail host name, e.g. mail.example.org' }) });
+const HostParam = Type.Object({ host: Type.String({ minLength: 1, maxLength: 253, description: 'the mail host name, e.g. mail.example.org' }) });
 
-/** The DANE keys of the mail hosts: GET /dns/dane, GET /dns/dane/{mail_host}, POST /dns/dane/{mail_host}/advance. API-key scope `dns`. */
+/** The DANE keys of the mail hosts: GET /dns/dane, GET /dns/dane/{host}, POST /dns/dane/{host}/advance. API-key scope `dns`. */
 export function daneRoutes(app: FastifyInstance, dane: DaneService, kit: RouteKit): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { hooks, errors } = kit;
@@ -42,7 +42,7 @@ export function daneRoutes(app: FastifyInstance, dane: DaneService, kit: RouteKi
     handler: () => dane.list(),
   });
 
-  r.get('/dns/dane/:mail_host', {
+  r.get('/dns/dane/:host', {
     onRequest: hooks.admin,
     config,
     schema: {
@@ -51,10 +51,10 @@ export function daneRoutes(app: FastifyInstance, dane: DaneService, kit: RouteKi
       description: '404 until mailsvc keeps a DANE key of the host (set when it issues the host\'s certificate, or with mailsvc dns dane adopt).',
       response: { 200: DaneStateSchema, ...errors(400, 401, 403, 404, 429) },
     },
-    handler: (req) => dane.status(req.params.mail_host),
+    handler: (req) => dane.status(req.params.host),
   });
 
-  r.post('/dns/dane/:mail_host/advance', {
+  r.post('/dns/dane/:host/advance', {
     onRequest: hooks.admin,
     config: { ...config, bodyOptional: true },
     schema: {
@@ -63,6 +63,6 @@ export function daneRoutes(app: FastifyInstance, dane: DaneService, kit: RouteKi
       description: 'The next key\'s record published, then answered by every authoritative server of the host\'s zone beside the current one, then their TTL passed: ready-to-deploy, the only state in which the new certificate may be deployed. Safe to call at any time; an idle host stays idle.',
       response: { 200: DaneStateSchema, ...errors(400, 401, 403, 404, 429, 502, 503) },
     },
-    handler: (req) => dane.advance(req.params.mail_host),
+    handler: (req) => dane.advance(req.params.host),
   });
 }
