@@ -68,6 +68,12 @@ export async function startFakeCloudflare(tls: { cert: string; key: string }, zo
       }
       if (req.method === 'POST' && !id) {
         const b = await body(req);
+        // Structured types (TLSA) come as `data`; Cloudflare renders their content ("3 1 1 <hex>").
+        const d = b.data as { usage?: unknown; selector?: unknown; matching_type?: unknown; certificate?: unknown } | undefined;
+        if (b.type === 'TLSA') {
+          if (!d || ![d.usage, d.selector, d.matching_type].every((x) => Number.isInteger(x)) || typeof d.certificate !== 'string' || !/^[0-9a-fA-F]+$/.test(d.certificate)) return fail(res, 400, 9101, 'TLSA record requires data: usage, selector, matching_type, certificate');
+          b.content = `${String(d.usage)} ${String(d.selector)} ${String(d.matching_type)} ${d.certificate}`;
+        }
         if (typeof b.content !== 'string' || typeof b.name !== 'string' || typeof b.type !== 'string') return fail(res, 400, 9000, 'DNS name, type and content are required');
         if (b.type === 'TXT' && !txtStringsOk(b.content)) return fail(res, 400, 9005, 'Content for TXT record is invalid: a string is longer than 255 characters');
         const rec: FakeRecord = { id: randomBytes(16).toString('hex'), type: b.type, name: b.name, content: b.content, ttl: Number(b.ttl ?? 1), proxied: b.proxied === true, comment: typeof b.comment === 'string' ? b.comment : null };

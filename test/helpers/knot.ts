@@ -31,8 +31,13 @@ export function knotUnavailable(): string | null {
   return missing.length ? `missing ${missing.join(', ')} (Debian packages knot, knot-dnsutils)` : null;
 }
 
-/** Starts knotd with each zone holding an SOA, an NS and the given extra lines (relative to the zone). */
-export async function startKnot(zones: Record<string, readonly string[]>): Promise<Knot> {
+/**
+ * Starts knotd with each zone holding an SOA, an NS and the given extra lines
+ * (relative to the zone). Zones named in `signed` are DNSSEC-signed by knot
+ * itself (automatic signing, its default policy: ECDSA P-256, keys made at
+ * start), and re-signed after every dynamic update.
+ */
+export async function startKnot(zones: Record<string, readonly string[]>, opts: { signed?: readonly string[] } = {}): Promise<Knot> {
   const dir = mkdtempSync(join(tmpdir(), 'mailsvc-knot-'));
   const port = await freePort();
   const zoneConf: string[] = [];
@@ -42,6 +47,7 @@ export async function startKnot(zones: Record<string, readonly string[]>): Promi
       [`$ORIGIN ${zone}.`, '$TTL 60', `@ SOA ns1.${zone}. hostmaster.${zone}. 1 3600 600 86400 60`, `@ NS ns1.${zone}.`, 'ns1 A 127.0.0.1', ...lines, ''].join('\n'),
     );
     zoneConf.push(`  - domain: ${zone}`, `    file: ${join(dir, `${zone}.zone`)}`, '    acl: local-update', '    zonefile-sync: -1', '    zonefile-load: difference-no-serial', '    journal-content: all');
+    if (opts.signed?.includes(zone)) zoneConf.push('    dnssec-signing: on');
   }
   writeFileSync(
     join(dir, 'knot.conf'),
@@ -85,7 +91,8 @@ export async function startKnot(zones: Record<string, readonly string[]>): Promi
       await stop();
       throw new Error(`knotd did not start: ${stderr}`);
     }
-    if ((await dig(first, 'SOA').catch(() => [])).length > 0) break;
+    const signedReady = await Promise.all((opts.signed ?? []).map(async (z) => (await dig(z, 'DNSKEY').catch(() => [])).length > 0));
+    if ((await dig(first, 'SOA').catch(() => [])).length > 0 && signedReady.every(Boolean)) break;
     await sleep(100);
   }
   return {

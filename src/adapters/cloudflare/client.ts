@@ -4,7 +4,11 @@ import type { OutboundPolicy, Resolver } from '../outbound/address-policy.js';
 
 /** A DNS record as Cloudflare API v4 returns it (the fields mailsvc reads). */
 export type CfRecord = { id: string; type: string; name: string; content: string; ttl: number; proxied?: boolean; comment?: string | null };
-export type CfRecordInput = { type: string; name: string; content: string; ttl: number; proxied: boolean; comment: string };
+/** A record to write: `content` for most types; `data` for structured ones such as TLSA (Cloudflare computes their content from it). */
+export type CfRecordInput = { type: string; name: string; ttl: number; proxied: boolean; comment: string } & (
+  | { content: string }
+  | { data: { usage: number; selector: number; matching_type: number; certificate: string } }
+);
 
 /** Cloudflare said no (its error envelope), or could not be reached; `status` 0 when no answer came. */
 export class CloudflareError extends Error {

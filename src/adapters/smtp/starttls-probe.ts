@@ -1,12 +1,35 @@
 import { connect as netConnect } from 'node:net';
 import type { Socket } from 'node:net';
 import { checkServerIdentity, connect as tlsConnect, rootCertificates } from 'node:tls';
-import type { PeerCertificate } from 'node:tls';
+import type { DetailedPeerCertificate, PeerCertificate } from 'node:tls';
 
 /** What a STARTTLS handshake showed; `error` when the server could not be talked to. */
 export type StarttlsProbe =
-  | { ok: true; offered: boolean; authorized: boolean; authorizationError: string | null; identityError: string | null; validTo: string | null; subject: string | null; issuer: string | null; protocol: string | null }
+  | {
+      ok: true;
+      offered: boolean;
+      authorized: boolean;
+      authorizationError: string | null;
+      identityError: string | null;
+      validTo: string | null;
+      subject: string | null;
+      issuer: string | null;
+      protocol: string | null;
+      /** The certificates the server sent, DER, the leaf first (what DANE matches). */
+      chain: Buffer[];
+    }
   | { ok: false; stage: 'connect' | 'greeting' | 'ehlo' | 'starttls' | 'tls' | 'timeout'; detail: string };
+
+/** The DER certificates of a detailed peer certificate, leaf first, up to where the issuer is itself. */
+function chainOf(leaf: DetailedPeerCertificate): Buffer[] {
+  const out: Buffer[] = [];
+  const seen = new Set<DetailedPeerCertificate>();
+  for (let c: DetailedPeerCertificate | undefined = leaf; c?.raw && !seen.has(c); c = c.issuerCertificate) {
+    seen.add(c);
+    out.push(c.raw);
+  }
+  return out;
+}
 
 /**
  * Connects to `address:port`, reads the greeting, says EHLO, asks STARTTLS and
@@ -52,7 +75,7 @@ export function probeStarttls(address: string, port: number, hostName: string, o
           if (code !== '250') return finish({ ok: false, stage, detail: `EHLO: ${line}` });
           if (!ehloLines.some((l) => l.split(' ')[0] === 'STARTTLS')) {
             plain.write('QUIT\r\n');
-            return finish({ ok: true, offered: false, authorized: false, authorizationError: null, identityError: null, validTo: null, subject: null, issuer: null, protocol: null });
+            return finish({ ok: true, offered: false, authorized: false, authorizationError: null, identityError: null, validTo: null, subject: null, issuer: null, protocol: null, chain: [] });
           }
           stage = 'starttls';
           plain.write('STARTTLS\r\n');
@@ -79,6 +102,7 @@ export function probeStarttls(address: string, port: number, hostName: string, o
               subject: cert.subject?.CN ? String(cert.subject.CN) : null,
               issuer: cert.issuer?.CN ? String(cert.issuer.CN) : null,
               protocol: secure.getProtocol(),
+              chain: chainOf(secure.getPeerCertificate(true)),
             });
           });
         }

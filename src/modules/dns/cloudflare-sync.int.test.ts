@@ -30,7 +30,8 @@ describe.skipIf(why !== null)('Cloudflare sync of the DKIM records, closing the 
   let m: DnsTestModules;
   const knotApply = async ({ op, before, after }: { op: string; before: FakeRecord | null; after: FakeRecord | null }) => {
     const lines: string[] = [];
-    if (before && op !== 'create') lines.push(`update delete ${before.name}. ${before.type}`);
+    // A TLSA record is one of a set: only it goes (a TXT name holds one record).
+    if (before && op !== 'create') lines.push(`update delete ${before.name}. ${before.type}${before.type === 'TLSA' ? ` ${before.content}` : ''}`);
     if (after) lines.push(`update add ${after.name}. ${after.ttl} ${after.type} ${after.content}`);
     await knot.update(D, lines);
   };
@@ -40,7 +41,7 @@ describe.skipIf(why !== null)('Cloudflare sync of the DKIM records, closing the 
     ca = makeTestCa(['127.0.0.1']);
     cf = await startFakeCloudflare({ cert: ca.cert, key: ca.key }, ZONE, knotApply);
     m = await openDnsModules(
-      { MAILSVC_CLOUDFLARE_API_URL: cf.baseUrl, MAILSVC_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${cf.port}`, MAILSVC_DKIM_ED25519: 'yes', MAILSVC_RSPAMD_LOCAL_DIR: '/nonexistent/local.d' },
+      { MAILSVC_DNS_RESOLVER: knot.address, MAILSVC_DNS_AUTHORITATIVE: knot.address, MAILSVC_CLOUDFLARE_API_URL: cf.baseUrl, MAILSVC_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${cf.port}`, MAILSVC_DKIM_ED25519: 'yes', MAILSVC_RSPAMD_LOCAL_DIR: '/nonexistent/local.d' },
       { ca: [ca.ca] },
     );
     await m.domains.service.createWithDkim(D);
@@ -136,5 +137,27 @@ describe.skipIf(why !== null)('Cloudflare sync of the DKIM records, closing the 
     const dry = await m.dns.cloudflare.syncDkim(D, { dryRun: true });
     expect(dry.changes).toEqual([expect.objectContaining({ action: 'skip', name: rsa.record_name })]);
     expect(cf.records.find((x) => x.name === rsa.record_name)?.comment).toBe('someone else');
+  });
+
+  it('publishes the DANE records of the mail host through the zone: the next key beside the current one, the old one withdrawn; a record it does not own is left alone', async () => {
+    const host = `mail.${D}`;
+    const name = `_25._tcp.${host}`;
+    const [a, b] = ['a1'.repeat(32), 'b2'.repeat(32)];
+    const tlsa = () => cf.records.filter((x) => x.type === 'TLSA').map((x) => [x.content, x.comment]).sort();
+    cf.records.push({ id: 'foreign-tlsa', type: 'TLSA', name, content: `3 1 1 ${'f'.repeat(64)}`, ttl: 3600, proxied: false, comment: null });
+    await m.dns.dane.setCurrent(host, a);
+    expect(tlsa()).toEqual([[`3 1 1 ${a}`, 'mailsvc:dane'], [`3 1 1 ${'f'.repeat(64)}`, null]]);
+    expect(await knot.dig(name, 'TLSA')).toEqual([`3 1 1 ${a.toUpperCase()}`]);
+    // The next key: published through Cloudflare, knot (the authoritative server here) answers both, the TTL wait begins.
+    const s = await m.dns.dane.prepareKeyChange(host, b);
+    expect(s.state).toBe('waiting-ttl');
+    expect(tlsa().filter(([, c]) => c === 'mailsvc:dane').map(([x]) => x)).toEqual([`3 1 1 ${a}`, `3 1 1 ${b}`]);
+    expect((await knot.dig(name, 'TLSA')).sort()).toEqual([`3 1 1 ${a.toUpperCase()}`, `3 1 1 ${b.toUpperCase()}`]);
+    // The TTL has passed (the stored deadline, moved as time would move it).
+    await m.infra.db.updateTable('dane_keys').set({ wait_until: 0 }).where('mail_host', '=', host).execute();
+    expect((await m.dns.dane.advance(host)).state).toBe('ready-to-deploy');
+    expect((await m.dns.dane.completeKeyChange(host)).state).toBe('idle');
+    expect(tlsa()).toEqual([[`3 1 1 ${b}`, 'mailsvc:dane'], [`3 1 1 ${'f'.repeat(64)}`, null]]);
+    expect(await knot.dig(name, 'TLSA')).toEqual([`3 1 1 ${b.toUpperCase()}`]);
   });
 });

@@ -12,9 +12,13 @@ import type { DkimService } from './dkim.service.js';
 import { PLAN_TTL } from './dns-plan.js';
 import type { DnsSyncView, SyncResult } from './schema.js';
 import { splitTxt } from './txt.js';
+import type { Tlsa } from '../../adapters/dns/tlsa-query.js';
+import { tlsaText } from '../../adapters/dns/tlsa-query.js';
 
 /** The comment that marks a record as mailsvc's: only such records are ever updated or deleted. */
 export const OWNER_TAG = 'mailsvc:dkim';
+/** The comment of mailsvc's TLSA records (DANE of the mail host). */
+export const DANE_TAG = 'mailsvc:dane';
 
 /** The TXT value a record holds, however it is quoted (`"a" "b"` → `ab`). */
 export function txtContent(content: string): string {
@@ -33,6 +37,8 @@ export type CloudflareSyncDeps = {
   dkim: Pick<DkimService, 'liveRows'>;
   apiUrl: string;
   policy: OutboundPolicy;
+  /** The TLSA records mailsvc publishes for a mail host (the DANE keys). */
+  tlsa?: (mailHost: string) => Promise<Tlsa[]>;
   ca?: readonly string[] | undefined;
   sleep?: (ms: number) => Promise<void>;
 };
@@ -66,6 +72,43 @@ export class CloudflareSyncService {
     if (row?.enabled !== 1) return false;
     await this.syncDkim(domain);
     return true;
+  }
+
+  /**
+   * Makes the Cloudflare zone that holds the mail host (the longest domain
+   * with sync set up and on that is the host or a parent of it) hold exactly
+   * mailsvc's TLSA records at _25._tcp.<host>: creates the missing ones,
+   * deletes its own (comment mailsvc:dane) that are no longer wanted, never
+   * touches another record, reads them back. False: no such zone, nothing done.
+   */
+  async syncTlsaIfEnabled(mailHost: string): Promise<boolean> {
+    const host = mailHost.toLowerCase();
+    const rows = await this.d.db.selectFrom('dns_sync').selectAll().where('enabled', '=', 1).execute();
+    const row = rows.filter((r) => host === r.domain || host.endsWith(`.${r.domain}`)).sort((a, b) => b.domain.length - a.domain.length)[0];
+    if (!row || !this.d.tlsa) return false;
+    const cf = this.client(this.d.box().open(row.api_token, sealContext('dns_sync', row.domain, 'api_token')));
+    const name = `_25._tcp.${host}`;
+    const wanted = (await this.d.tlsa(host)).map(tlsaText);
+    const content = (r: CfRecord) => r.content.trim().toLowerCase().replace(/\s+/g, ' ');
+    const owned = (r: CfRecord) => (r.comment ?? '') === DANE_TAG;
+    try {
+      const existing = (await cf.listRecords(row.zone_id, { type: 'TLSA', name })).filter((r) => r.name === name);
+      for (const w of wanted) {
+        if (existing.some((r) => content(r) === w)) continue;
+        const [usage, selector, matching, certificate] = w.split(' ');
+        await cf.createRecord(row.zone_id, { type: 'TLSA', name, ttl: PLAN_TTL, proxied: false, comment: DANE_TAG, data: { usage: Number(usage), selector: Number(selector), matching_type: Number(matching), certificate: certificate ?? '' } });
+      }
+      for (const r of existing.filter((x) => owned(x) && !wanted.includes(content(x)))) await cf.deleteRecord(row.zone_id, r.id);
+      const after = (await cf.listRecords(row.zone_id, { type: 'TLSA', name })).filter((r) => r.name === name);
+      const mine = after.filter(owned).map(content).sort();
+      if (!wanted.every((w) => after.some((r) => content(r) === w)) || mine.some((c) => !wanted.includes(c))) {
+        throw new AppError('upstream', `Cloudflare sync of ${name}: the TLSA records read back differ from what was written`);
+      }
+      await this.d.db.updateTable('dns_sync').set({ last_sync_at: this.d.clock.now() }).where('domain', '=', row.domain).execute();
+      return true;
+    } catch (err) {
+      throw cfFailure(err, `Cloudflare sync of ${name}`);
+    }
   }
 
   /** Checks the token against the zone (and that the zone holds the domain) before anything is stored. */

@@ -10,6 +10,8 @@ import type { DeliverabilityService } from './deliverability.service.js';
 import type { CloudflareSyncService } from './cloudflare-sync.service.js';
 import type { RotationService, RotationStatus } from './rotation.service.js';
 import type { SrsService } from './srs.service.js';
+import type { DaneRolloverState, DaneService } from './dane.service.js';
+import { readFileSync } from 'node:fs';
 import { CliError } from '../../shared/terminal/output.js';
 import { yesNo } from '../../shared/terminal/options.js';
 import type { JobRunner } from '../jobs/index.js';
@@ -17,7 +19,7 @@ import type { ProgressView } from '../../shared/terminal/progress.js';
 import { escapeControl } from '../../shared/terminal/output.js';
 import { deliverabilityExit } from './deliverability/exit-code.js';
 
-type Deps = { srsEnabled: boolean; srs: SrsService; rotation: RotationService; dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; cloudflare: CloudflareSyncService; jobs: JobRunner | undefined; apiUpstream: string };
+type Deps = { srsEnabled: boolean; srs: SrsService; rotation: RotationService; dane: DaneService; dkim: DkimService; plan: DnsPlanService; deliverability: DeliverabilityService; cloudflare: CloudflareSyncService; jobs: JobRunner | undefined; apiUpstream: string };
 
 /** What to publish after keys were made: shared with `add domain --generate-dkim`. */
 export const describeDkim = (r: DkimResult): string =>
@@ -232,5 +234,59 @@ export function dnsCommands(program: Command, run: Run<Deps>, view: () => Progre
       );
     });
 
-  readOnly(program, ['dns keys', 'dns plan', 'dns export-bundle', 'dns check']);
+  const describeDane = (s: DaneRolloverState): string =>
+    [
+      `DANE of ${s.mail_host}: ${s.state}${s.deploy_allowed ? ' (the new certificate may be deployed now)' : ''}`,
+      ...s.records.map((r) => `  _25._tcp.${s.mail_host}. IN TLSA ${r}`),
+      ...(s.waiting ? [`  waiting for ${s.waiting}${s.wait_until ? ` (until ${s.wait_until})` : ''}`] : s.wait_until ? [`  until ${s.wait_until}`] : []),
+      ...(s.last_error ? [`  last error: ${escapeControl(s.last_error)}`] : []),
+    ].join('\n');
+
+  const dane = dns.command('dane').description('DANE for the mail host: the TLSA 3 1 1 records of port 25 and the key change that publishes the next key before its certificate is deployed');
+
+  dane
+    .command('status')
+    .description('the DANE key of a mail host (or of every one): the records published, the key change in progress and what it waits for')
+    .argument('[mail-host]', 'the mail host name (default: every mail host mailsvc keeps a DANE key of)')
+    .option('--json', 'print the state as JSON (an array without a mail host)')
+    .action(async (mailHost: string | undefined, opts: { json?: boolean }) => {
+      const states = await run(async (m) => (mailHost ? [await m.dane.status(mailHost)] : m.dane.list()));
+      output(opts.json, mailHost ? states[0] : states, () => (states.length ? states.map(describeDane).join('\n') : 'No DANE key yet: mailsvc keeps one once it issues the mail host\'s certificate (or: mailsvc dns dane adopt <mail host>).'));
+    });
+
+  dane
+    .command('advance')
+    .description('take the key change of a mail host (or every one in progress: what the timer runs) as far as it can go now: next record published, visible on every authoritative server, its TTL passed, ready to deploy')
+    .argument('[mail-host]', 'the mail host name (default: every key change in progress)')
+    .option('--json', 'print the state as JSON (an array without a mail host)')
+    .action(async (mailHost: string | undefined, opts: { json?: boolean }) => {
+      if (mailHost) {
+        const s = await run((m) => m.dane.advance(mailHost));
+        return output(opts.json, s, () => describeDane(s));
+      }
+      const r = await run((m) => m.dane.advanceAll());
+      output(opts.json, r.states, () => [...r.states.map(describeDane), ...r.errors.map((e) => `${e.mail_host}: ${escapeControl(e.error)}`)].join('\n') || 'No DANE key change in progress.');
+      if (r.errors.length) process.exitCode = 1;
+    });
+
+  dane
+    .command('adopt')
+    .description('take the key port 25 serves now (STARTTLS on the mail host), or that of a certificate file, as the mail host\'s current DANE key: its TLSA record goes into the DNS plan')
+    .argument('<mail-host>', 'the mail host name')
+    .option('--cert <file>', 'a PEM certificate (or key) file instead of what port 25 serves')
+    .option('--json', 'print the state as JSON')
+    .action(async (mailHost: string, opts: { cert?: string; json?: boolean }) => {
+      let pem: string | undefined;
+      if (opts.cert !== undefined) {
+        try {
+          pem = readFileSync(opts.cert, 'utf8');
+        } catch (err) {
+          throw new CliError(`cannot read ${opts.cert}: ${(err as NodeJS.ErrnoException).code ?? String(err)}; give a readable PEM file`, 2);
+        }
+      }
+      const s = await run((m) => m.dane.adopt(mailHost, pem));
+      output(opts.json, s, () => `${describeDane(s)}\nPublish the record (mailsvc dns plan <domain> ${s.mail_host}), then check: mailsvc dns check <domain> ${s.mail_host}`);
+    });
+
+  readOnly(program, ['dns keys', 'dns plan', 'dns export-bundle', 'dns check', 'dns dane status']);
 }

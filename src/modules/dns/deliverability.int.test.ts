@@ -15,6 +15,7 @@ import { openDnsModules } from '../../../test/helpers/dns-modules.js';
 import type { DnsTestModules } from '../../../test/helpers/dns-modules.js';
 import { splitTxt } from './txt.js';
 import type { DeliverabilityReport } from './schema.js';
+import { spkiSha256 } from './dane-spki.js';
 
 /**
  * The deliverability check against real parts: knot serving the domain's zone
@@ -26,6 +27,7 @@ const why = knotUnavailable() ?? (process.getuid?.() === 0 ? null : 'Postfix nee
 if (why) skipNotice('knot, postfix', why);
 
 const D = 'example.test';
+const P = 'plain.test';
 const HOST = 'mail.example.test';
 const IP = '127.0.0.1';
 
@@ -41,7 +43,8 @@ describe.skipIf(why !== null)('deliverability check and report against knot, an 
   let dataDir: string;
 
   beforeAll(async () => {
-    knot = await startKnot({ [D]: [], '0.0.127.in-addr.arpa': [`1 PTR ${HOST}.`] });
+    // The domain's zone is DNSSEC-signed by knot; plain.test is not.
+    knot = await startKnot({ [D]: [], '0.0.127.in-addr.arpa': [`1 PTR ${HOST}.`], [P]: [`mail A ${IP}`] }, { signed: [D] });
     ca = makeTestCa([HOST, `mta-sts.${D}`]);
     smtp = await startTlsPostfix(ca.chain, ca.key, HOST);
     // The web server's port is known only once it listens; the policy comes from the plan below.
@@ -60,6 +63,8 @@ describe.skipIf(why !== null)('deliverability check and report against knot, an 
       { ca: [ca.ca] },
     );
     await m.domains.service.createWithDkim(D);
+    // The key Postfix serves is the mail host's DANE key (what the certs module sets when it issues the certificate).
+    await m.dns.dane.setCurrent(HOST, spkiSha256(ca.cert));
     // Publish the whole plan, as the administrator following the README would.
     const plan = await m.dns.plan.plan(D, HOST, IP);
     web.state.policy = plan.mta_sts_policy;
@@ -82,11 +87,46 @@ describe.skipIf(why !== null)('deliverability check and report against knot, an 
     const r = await m.dns.deliverability.check(D, HOST, IP);
     expect(r.checks.filter((c) => c.status !== 'pass'), JSON.stringify(r.checks, null, 1)).toEqual([]);
     expect(r.ok).toBe(true);
-    expect(r.checks.map((c) => c.id).sort()).toEqual(['address', 'dkim', 'dmarc', 'https-health', 'mta-sts-dns', 'mta-sts-policy', 'mx', 'ptr', 'smtp-starttls', 'spf', 'tls-rpt']);
+    expect(r.checks.map((c) => c.id).sort()).toEqual(['address', 'dane-tlsa', 'dkim', 'dmarc', 'dnssec', 'https-health', 'mta-sts-dns', 'mta-sts-policy', 'mx', 'ptr', 'smtp-starttls', 'spf', 'tls-rpt']);
     // MX, A+AAAA of the host, TXT of the domain, _dmarc, the DKIM selector, _mta-sts, _smtp._tls, A+AAAA of mta-sts (zone);
-    // the PTR (resolvers). The host's A is needed by four checks and asked once.
-    expect(r.dns_queries).toBe(11);
+    // the PTR (resolvers); the TLSA of _25._tcp.<host> (zone, with DO) and once more at the resolver (its AD flag).
+    // The host's A is needed by four checks and asked once.
+    expect(r.dns_queries).toBe(13);
+    expect(r.checks.find((c) => c.id === 'dane-tlsa')?.detail).toContain(`matches 3 1 1 ${spkiSha256(ca.cert).slice(0, 16)}`);
+    expect(r.checks.find((c) => c.id === 'dnssec')?.detail).toMatch(/every authoritative server .* signs its answers/);
     expect(r.checks.find((c) => c.id === 'smtp-starttls')?.detail).toMatch(/issued by mailsvc test CA, \d+ days to expiry/);
+  }, 60_000);
+
+  it('DANE: a TLSA record that names another key fails with the record of the key port 25 serves; the next key beside it passes', async () => {
+    const served = spkiSha256(ca.cert);
+    const other = 'ab'.repeat(32);
+    const name = `_25._tcp.${HOST}`;
+    await knot.update(D, [`update delete ${name}. TLSA`, `update add ${name}. 60 TLSA 3 1 1 ${other}`]);
+    try {
+      let r = await m.dns.deliverability.check(D, HOST, IP);
+      const c = r.checks.find((x) => x.id === 'dane-tlsa');
+      expect(c).toMatchObject({ status: 'fail', detail: expect.stringMatching(/serves a key that none of 3 1 1 abab.* names/) });
+      expect(c?.fix).toContain(`Publish: ${name}. IN TLSA 3 1 1 ${served}`);
+      expect(status(r).dnssec).toBe('pass');
+      // During a key change both are published: the one port 25 serves matches.
+      await knot.update(D, [`update add ${name}. 60 TLSA 3 1 1 ${served}`]);
+      r = await m.dns.deliverability.check(D, HOST, IP);
+      expect(status(r)['dane-tlsa']).toBe('pass');
+    } finally {
+      await knot.update(D, [`update delete ${name}. TLSA`, `update add ${name}. 60 TLSA 3 1 1 ${served}`]);
+    }
+  }, 60_000);
+
+  it('DANE in a zone that is not DNSSEC-signed: the TLSA record is checked, and DNSSEC fails saying DANE is inert', async () => {
+    await m.domains.service.create(P);
+    const host = `mail.${P}`;
+    const name = `_25._tcp.${host}`;
+    let r = await m.dns.deliverability.check(P, host);
+    expect(r.checks.find((x) => x.id === 'dane-tlsa')).toMatchObject({ status: 'fail', detail: `${name} has no TLSA record: senders cannot authenticate ${host} with DANE`, fix: expect.stringContaining(`3 1 1 ${spkiSha256(ca.cert)}`) });
+    expect(r.checks.find((x) => x.id === 'dnssec')).toMatchObject({ status: 'fail', detail: expect.stringMatching(/not DNSSEC-signed .*DANE is inert/) });
+    await knot.update(P, [`update add ${name}. 60 TLSA 3 1 1 ${spkiSha256(ca.key)}`]);
+    r = await m.dns.deliverability.check(P, host);
+    expect(status(r)).toMatchObject({ 'dane-tlsa': 'pass', dnssec: 'fail' });
   }, 60_000);
 
   it('says what to fix: a second SPF record, DMARC p=none, a DKIM record that is not the signing key', async () => {
@@ -133,7 +173,7 @@ describe.skipIf(why !== null)('deliverability check and report against knot, an 
     try {
       await silent.domains.service.create(D);
       const r = await silent.dns.deliverability.check(D, HOST);
-      for (const id of ['mx', 'address', 'spf', 'dmarc', 'mta-sts-dns', 'tls-rpt', 'mta-sts-policy', 'https-health', 'smtp-starttls']) expect(status(r)[id], id).toBe('unknown');
+      for (const id of ['mx', 'address', 'spf', 'dmarc', 'mta-sts-dns', 'tls-rpt', 'mta-sts-policy', 'https-health', 'smtp-starttls', 'dane-tlsa', 'dnssec']) expect(status(r)[id], id).toBe('unknown');
       expect(status(r).dkim).toBe('fail'); // no key made: known without asking
     } finally {
       await silent.close();

@@ -6,6 +6,8 @@ import { normalizeDomain } from '../../shared/mail-names.js';
 import { dkimRecordValue } from './dkim-keygen.js';
 import type { DkimAlgorithm } from './dkim-keygen.js';
 import type { DkimKeyRow } from './dkim.repository.js';
+import type { Tlsa } from '../../adapters/dns/tlsa-query.js';
+import { tlsaText } from '../../adapters/dns/tlsa-query.js';
 import type { DnsPlan, DnsRecord } from './schema.js';
 import { zoneTxt } from './txt.js';
 
@@ -21,6 +23,8 @@ export type PlanInput = {
   dkim: readonly DkimKeyRow[];
   /** What Postfix and Dovecot serve to mail clients (their configuration files): the SRV records. None: no client records. */
   services?: MailServices | undefined;
+  /** The mail host's DANE records (the current key's, and the next one's during a key change); none until a key is known. */
+  tlsa?: readonly { record: Tlsa; purpose: string }[] | undefined;
 };
 
 /** RFC 6186 service names, the implicit-TLS one (RFC 8314) and the STARTTLS one, per protocol. */
@@ -99,6 +103,7 @@ export function buildPlan(input: PlanInput): DnsPlan {
       rec(`autoconfig.${domain}`, 'CNAME', `${mailHost}.`, 'Thunderbird autoconfiguration: https://autoconfig.<domain>/mail/config-v1.1.xml, served by mailsvc behind nginx (its certificate must name autoconfig.<domain>)'),
       rec(`autodiscover.${domain}`, 'CNAME', `${mailHost}.`, 'Outlook Autodiscover: https://autodiscover.<domain>/autodiscover/autodiscover.xml, served by mailsvc behind nginx (its certificate must name autodiscover.<domain>)'),
     ]),
+    ...(input.tlsa ?? []).map((t) => rec(`_25._tcp.${mailHost}`, 'TLSA', tlsaText(t.record), t.purpose)),
   ];
   if (input.srsDomain !== undefined && input.srsDomain !== domain) {
     records.push(rec(input.srsDomain, 'TXT', srsSpfValue(mailHost), 'SPF of the SRS domain (MAILSVC_SRS_DOMAIN): forwarded mail leaves with it as envelope sender'));

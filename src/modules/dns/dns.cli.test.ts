@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, expectOk, expectOneErrorLine, json, runCli } from '../../../test/helpers/cli.js';
+import { makeTestCa } from '../../../test/helpers/test-ca.js';
+import { spkiSha256 } from './dane-spki.js';
 
 /**
  * The dns commands as an administrator runs them (the bundled CLI, its own
@@ -74,6 +76,34 @@ describe('mailsvc dns (CLI)', () => {
     expect(line?.detail).toMatch(/checks failed at .*dkim/i);
     expect(doctor.code).toBe(1);
   }, 180_000);
+
+  it('dns dane adopt a certificate file, status and advance; the plan holds its TLSA record; errors are one line', async () => {
+    const ca = makeTestCa(['mail.example.test']);
+    try {
+      expect(json(await runCli(['dns', 'dane', 'status', '--json'], { env }))).toEqual([]);
+      const adopt = await runCli(['dns', 'dane', 'adopt', 'mail.example.test', '--cert', join(ca.dir, 'server.pem'), '--json'], { env });
+      expectOk(adopt);
+      const spki = spkiSha256(ca.cert);
+      expect(json(adopt)).toMatchObject({ mail_host: 'mail.example.test', state: 'idle', current_spki: spki, records: [`3 1 1 ${spki}`] });
+      const human = await runCli(['dns', 'dane', 'status', 'mail.example.test'], { env });
+      expectOk(human);
+      expect(human.stdout).toContain(`_25._tcp.mail.example.test. IN TLSA 3 1 1 ${spki}`);
+      expect(json(await runCli(['dns', 'dane', 'advance', 'mail.example.test', '--json'], { env }))).toMatchObject({ state: 'idle' });
+      expect(json(await runCli(['dns', 'dane', 'advance', '--json'], { env }))).toEqual([]);
+      const plan = await runCli(['dns', 'plan', 'example.test', 'mail.example.test'], { env });
+      expect(plan.stdout).toContain(`_25._tcp.mail.example.test. 3600 IN TLSA 3 1 1 ${spki}`);
+      const missing = await runCli(['dns', 'dane', 'adopt', 'mail.example.test', '--cert', join(dir, 'nothing.pem')], { env });
+      expect(missing.code).toBe(2);
+      expect(expectOneErrorLine(missing)).toMatch(/cannot read .*nothing\.pem: ENOENT/);
+      const notPem = await runCli(['dns', 'dane', 'adopt', 'mail.example.test', '--cert', join(ca.dir, 'ext.cnf')], { env });
+      expect(expectOneErrorLine(notPem)).toMatch(/not a PEM certificate or key/);
+      expect((await runCli(['dns', 'dane', 'status', 'other.example.test'], { env })).code).toBe(4);
+      // Nothing changed by the refused commands.
+      expect(json(await runCli(['dns', 'dane', 'status', 'mail.example.test', '--json'], { env }))).toMatchObject({ current_spki: spki });
+    } finally {
+      ca.cleanup();
+    }
+  }, 120_000);
 
   it('errors are one line with the right exit code', async () => {
     expect(expectOneErrorLine(await runCli(['dns', 'rotate-dkim'], { env }))).toMatch(/name a domain, or use --due/);

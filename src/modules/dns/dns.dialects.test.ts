@@ -37,5 +37,19 @@ for (const dialect of DIALECTS) {
       expect((await m.dns.deliverability.latest('example.test')).id).toBe(r.id);
       await expect(m.dns.cloudflare.get('example.test')).rejects.toThrow(/No DNS sync/);
     }, 60_000);
+
+    it('the DANE keys of a mail host: stored, a key change started and resumed, refused to complete early', async () => {
+      const [cur, next] = ['0a'.repeat(32), '0b'.repeat(32)];
+      await m.dns.dane.setCurrent('mail.example.test', cur);
+      await m.dns.dane.setCurrent('mail.example.test', cur);
+      expect(await m.dns.dane.status('mail.example.test')).toMatchObject({ state: 'idle', current_spki: cur, next_spki: null });
+      // Nothing answers DNS here: the change waits for the records to be visible.
+      const s = await m.dns.dane.prepareKeyChange('mail.example.test', next);
+      expect(s).toMatchObject({ state: 'awaiting-visibility', next_spki: next, deploy_allowed: false });
+      expect(s.waiting).toMatch(/127\.0\.0\.1:9 does not answer/);
+      await expect(m.dns.dane.completeKeyChange('mail.example.test')).rejects.toMatchObject({ code: 'conflict' });
+      expect((await m.dns.dane.list()).map((x) => [x.mail_host, x.state, x.records.length])).toEqual([['mail.example.test', 'awaiting-visibility', 2]]);
+      expect((await m.dns.plan.plan('example.test', 'mail.example.test')).records.filter((r) => r.type === 'TLSA').map((r) => r.value)).toEqual([`3 1 1 ${cur}`, `3 1 1 ${next}`]);
+    }, 60_000);
   });
 }

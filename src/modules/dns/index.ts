@@ -15,11 +15,15 @@ import { DeliverabilityService } from './deliverability.service.js';
 import { CloudflareSyncService } from './cloudflare-sync.service.js';
 import { RotationService } from './rotation.service.js';
 import { SrsService } from './srs.service.js';
+import { DaneService, servedSpkiOverSmtp } from './dane.service.js';
 import type { DeliverabilityReport } from './schema.js';
 
 export { dnsCommands } from './commands.js';
 export type { DkimService } from './dkim.service.js';
 export type { RotationService, RotationStatus } from './rotation.service.js';
+export type { DaneService, DaneKeys, DaneRolloverState, DaneState } from './dane.service.js';
+/** The SPKI SHA-256 (hex) of a PEM certificate or key: what `DaneKeys` takes. */
+export { spkiSha256, spkiSha256OfDer } from './dane-spki.js';
 export type { DkimResult, DkimKeyView, DnsPlan, DeliverabilityReport } from './schema.js';
 /** Each existing domain's newest deliverability report in brief (GET /dns/deliverability; `mailsvc doctor`). */
 export { latestPerDomain } from './status-routes.js';
@@ -43,6 +47,8 @@ export type DnsDeps = {
   activeDomains?: () => Promise<string[]>;
   /** The job runner: `deliverability` jobs are registered on it. */
   jobs?: JobRunner;
+  /** Publishes a mail host's TLSA records (default: nothing does; the administrator publishes them from the plan). */
+  publishTlsa?: (mailHost: string) => Promise<boolean>;
   /** Extra trusted CAs for the deliverability HTTPS and STARTTLS checks (tests: their private CA). */
   ca?: readonly string[];
 };
@@ -65,7 +71,16 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
   const services = () => readMailServices({ postfixMasterCf: settings.autoconfig.postfixMasterCf, dovecotListeners: settings.autoconfig.dovecotListeners }).catch((err: unknown) => {
     throw err instanceof MailServicesError ? new AppError('unavailable', `The DNS plan's SRV records come from the mail daemons' configuration: ${err.message}`) : err;
   });
-  const plan = new DnsPlanService(dkim, deps.domains, settings.dns.srsDomain, services);
+  const dane: DaneService = new DaneService({
+    db: infra.db,
+    clock: infra.clock,
+    resolvers: settings.dns.resolvers,
+    authoritative: settings.dns.authoritative,
+    // The Cloudflare sync, when the zone holding the mail host has it on; else the administrator publishes the plan's records.
+    publish: deps.publishTlsa ?? ((host: string): Promise<boolean> => cloudflare.syncTlsaIfEnabled(host)),
+    servedSpki: servedSpkiOverSmtp({ resolvers: settings.dns.resolvers, port: settings.dns.deliverabilitySmtpPort, ca: deps.ca }),
+  });
+  const plan = new DnsPlanService(dkim, deps.domains, settings.dns.srsDomain, services, dane);
   const deliverability = new DeliverabilityService({
     db: infra.db,
     clock: infra.clock,
@@ -85,6 +100,7 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     apiUrl: settings.dns.cloudflareApiUrl,
     policy: infra.outbound,
     ca: deps.ca,
+    tlsa: (host: string) => dane.records(host),
   });
   const rotation = new RotationService({
     db: infra.db,
@@ -118,6 +134,7 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     deliverability,
     cloudflare,
     rotation,
+    dane,
     srs,
     srsEnabled: settings.dns.enableSrs,
     jobs,
@@ -128,6 +145,7 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
       dnsRoutes(app, { dkim, plan, deliverability, jobs, rotation }, kit);
       dnsSyncRoutes(app, cloudflare, kit);
       dnsStatusRoutes(app, infra.db, kit);
+      (await import('./dane-routes.js')).daneRoutes(app, dane, kit);
     },
   };
 }

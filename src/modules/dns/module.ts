@@ -12,6 +12,7 @@ declare module '../module-types.js' {
 export default defineModule({
   name: 'dns',
   doc: 'docs/dns.md',
+  migrations: { '0022_dns_dane': () => import('./migrations/0022_dns_dane.js') },
   http: true,
   build: async (ctx) => {
     const [{ createDnsModule }, domains, limits, jobs] = await Promise.all([import('./index.js'), ctx.get('domains'), ctx.get('limits'), ctx.get('jobs')]);

@@ -1,6 +1,7 @@
 import type { MailServices } from '../../adapters/mail-services.js';
 import type { DomainLookup } from '../domains/index.js';
 import type { DkimService } from './dkim.service.js';
+import type { DaneService } from './dane.service.js';
 import { buildPlan } from './dns-plan.js';
 import type { DnsPlan } from './schema.js';
 
@@ -12,6 +13,7 @@ export class DnsPlanService {
     private readonly srsDomain: string | undefined,
     /** What Postfix and Dovecot serve to mail clients (the SRV records); throws an AppError when unreadable. */
     private readonly services: () => Promise<MailServices>,
+    private readonly dane?: Pick<DaneService, 'planRecords'>,
   ) {}
 
   /** The stored domain (404 when unknown). */
@@ -21,6 +23,7 @@ export class DnsPlanService {
 
   async plan(domainName: string, mailHost: string, publicIp?: string): Promise<DnsPlan> {
     const { name } = await this.domains.resolve(domainName);
-    return buildPlan({ domain: name, mailHost, publicIp, srsDomain: this.srsDomain, dkim: await this.dkim.liveRows(name), services: await this.services() });
+    const tlsa = this.dane ? await this.dane.planRecords(mailHost) : [];
+    return buildPlan({ domain: name, mailHost, publicIp, srsDomain: this.srsDomain, dkim: await this.dkim.liveRows(name), services: await this.services(), tlsa });
   }
 }

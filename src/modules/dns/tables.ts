@@ -30,6 +30,18 @@ export type DkimRotationTable = {
 /** DNS provider sync settings of a domain; `api_token` sealed. */
 export type DnsSyncTable = { domain: string; provider: string; zone_id: string; api_token: string; enabled: number; updated_at: number; last_sync_at: number | null };
 
+/** The DANE keys of a mail host (`_25._tcp.<mail host> TLSA 3 1 1`): SPKI SHA-256 hex, and the key change in progress. */
+export type DaneKeyTable = {
+  mail_host: string;
+  current_spki: string;
+  next_spki: string | null;
+  state: string;
+  wait_until: number | null;
+  created_at: number;
+  updated_at: number;
+  last_error: string | null;
+};
+
 export type DeliverabilityReportTable = { id: string; domain: string; created_at: number; failed: number; report_json: string };
 
 declare module '../../db/schema.js' {
@@ -38,5 +50,6 @@ declare module '../../db/schema.js' {
     dkim_rotations: DkimRotationTable;
     dns_sync: DnsSyncTable;
     deliverability_reports: DeliverabilityReportTable;
+    dane_keys: DaneKeyTable;
   }
 }

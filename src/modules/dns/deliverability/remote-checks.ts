@@ -1,6 +1,7 @@
 import { requestPinned } from '../../../adapters/outbound/pinned-fetch.js';
 import type { OutboundPolicy, Resolver } from '../../../adapters/outbound/address-policy.js';
 import { probeStarttls } from '../../../adapters/smtp/starttls-probe.js';
+import type { StarttlsProbe } from '../../../adapters/smtp/starttls-probe.js';
 import { DnsUnanswered, fail, pass, unknown } from './types.js';
 import type { CheckInput, CheckResult } from './types.js';
 
@@ -68,19 +69,27 @@ const DAY = 86_400_000;
 /** Days before expiry under which the certificate check fails (renewal has clearly stopped). */
 export const CERT_MIN_DAYS = 14;
 
-/** SMTP on port 25: STARTTLS offered, the chain trusted, the host name in the certificate, days to expiry. */
-export async function checkStarttls(i: CheckInput, d: RemoteDeps): Promise<CheckResult> {
-  const [id, name] = ['smtp-starttls', 'SMTP STARTTLS certificate'];
+/** What port 25 of the mail host showed: one STARTTLS handshake per run, shared by the certificate and DANE checks. */
+export type SmtpProbe = { where: string; probe: StarttlsProbe } | { unresolved: string } | { noAddress: true };
+
+export async function probeSmtp(i: CheckInput, d: RemoteDeps): Promise<SmtpProbe> {
   let addresses: string[];
   try {
     addresses = await d.resolve(i.mailHost);
   } catch (err) {
-    return unknown(id, name, `cannot resolve ${i.mailHost}: ${message(err)}`);
+    return { unresolved: `cannot resolve ${i.mailHost}: ${message(err)}` };
   }
   const address = addresses[0];
-  if (address === undefined) return fail(id, name, `${i.mailHost} has no address`, `Publish: ${i.mailHost}. IN A <public IPv4>`);
-  const r = await probeStarttls(address, d.smtpPort, i.mailHost, { timeoutMs: d.timeoutMs, ca: d.ca });
-  const where = `${i.mailHost} (${address}) port ${d.smtpPort}`;
+  if (address === undefined) return { noAddress: true };
+  return { where: `${i.mailHost} (${address}) port ${d.smtpPort}`, probe: await probeStarttls(address, d.smtpPort, i.mailHost, { timeoutMs: d.timeoutMs, ca: d.ca }) };
+}
+
+/** SMTP on port 25: STARTTLS offered, the chain trusted, the host name in the certificate, days to expiry. */
+export async function checkStarttls(i: CheckInput, d: RemoteDeps, smtp: SmtpProbe): Promise<CheckResult> {
+  const [id, name] = ['smtp-starttls', 'SMTP STARTTLS certificate'];
+  if ('unresolved' in smtp) return unknown(id, name, smtp.unresolved);
+  if ('noAddress' in smtp) return fail(id, name, `${i.mailHost} has no address`, `Publish: ${i.mailHost}. IN A <public IPv4>`);
+  const { where, probe: r } = smtp;
   if (!r.ok) {
     if (r.stage === 'timeout' || r.stage === 'connect') return unknown(id, name, `${where}: ${r.detail}`, 'Check that port 25 is open to the internet (the firewall, your provider) and Postfix runs');
     return fail(id, name, `${where}: ${r.stage}: ${r.detail}`, 'Check Postfix\'s smtpd TLS settings (smtpd_tls_cert_file, smtpd_tls_key_file)');

@@ -3,7 +3,10 @@ import type { DnsAnswer, DnsServer, RecordOf, RecordType } from '../../../adapte
 import type { OutboundPolicy } from '../../../adapters/outbound/address-policy.js';
 import type { DkimKeyRow } from '../dkim.repository.js';
 import { checkAddress, checkDkim, checkDmarc, checkMtaStsTxt, checkMx, checkPtr, checkSpf, checkTlsRpt } from './dns-checks.js';
-import { checkHealth, checkMtaStsPolicy, checkStarttls } from './remote-checks.js';
+import { checkHealth, checkMtaStsPolicy, checkStarttls, probeSmtp } from './remote-checks.js';
+import type { SmtpProbe } from './remote-checks.js';
+import { checkDaneTlsa, checkDnssec, lookupTlsa } from './dane-checks.js';
+import type { TlsaLookup } from './dane-checks.js';
 import type { Ask, CheckInput, CheckResult } from './types.js';
 import { DnsUnanswered, bare } from './types.js';
 
@@ -45,6 +48,20 @@ export async function findAuthoritative(domain: string, any: Ask): Promise<DnsSe
 }
 
 /**
+ * The authoritative servers of the zone that holds `host`: the NS records of
+ * the host's name, else of each parent in turn (a mail host is rarely a zone
+ * apex), found through the resolvers.
+ */
+export async function findZoneAuthoritative(host: string, any: Ask): Promise<DnsServer[]> {
+  const labels = bare(host).split('.');
+  for (let i = 0; i < labels.length - 1; i++) {
+    const servers = await findAuthoritative(labels.slice(i).join('.'), any);
+    if (servers.length) return servers;
+  }
+  return [];
+}
+
+/**
  * Every deliverability check of a domain, in parallel, sharing one answer per
  * DNS question. Questions about the domain's zone go to its authoritative
  * servers (no cache between the record and the verdict); the rest to the resolvers.
@@ -67,6 +84,15 @@ export async function runChecks(target: { domain: string; mailHost: string; publ
     return [...(a.kind === 'records' ? a.records : []), ...(aaaa.kind === 'records' ? aaaa.records : [])];
   };
   const remote = { policy: o.policy, resolve, httpsPort: o.httpsPort, smtpPort: o.smtpPort, timeoutMs: Math.max(timeoutMs, 5000), ca: o.ca, now: o.now };
+  // One STARTTLS handshake and one TLSA lookup per run, whichever check needs them first.
+  let smtp: Promise<SmtpProbe> | undefined;
+  const smtpProbe = () => (smtp ??= probeSmtp(input, remote));
+  let tlsa: Promise<TlsaLookup> | undefined;
+  const tlsaLookup = () =>
+    (tlsa ??= (async () => {
+      const hostServers = inZone(input.mailHost) || o.authoritative.length ? servers : await findZoneAuthoritative(input.mailHost, any);
+      return lookupTlsa(input.mailHost, hostServers, o.resolvers, Math.min(timeoutMs, 2000));
+    })());
   const jobs: [string, () => Promise<CheckResult | null>][] = [
     ['MX', () => checkMx(input)],
     ['A/AAAA', () => checkAddress(input)],
@@ -78,7 +104,9 @@ export async function runChecks(target: { domain: string; mailHost: string; publ
     ['MTA-STS policy', () => checkMtaStsPolicy(input, remote)],
     ['TLS-RPT', () => checkTlsRpt(input)],
     ['HTTPS health', () => checkHealth(input, remote)],
-    ['SMTP STARTTLS', () => checkStarttls(input, remote)],
+    ['SMTP STARTTLS', async () => checkStarttls(input, remote, await smtpProbe())],
+    ['DANE TLSA', async () => checkDaneTlsa(input.mailHost, await tlsaLookup(), await smtpProbe())],
+    ['DNSSEC', async () => checkDnssec(input.mailHost, await tlsaLookup())],
   ];
   let done = 0;
   const results = await Promise.all(
@@ -90,7 +118,7 @@ export async function runChecks(target: { domain: string; mailHost: string; publ
   );
   return {
     checks: results.filter((r): r is CheckResult => r !== null),
-    dnsQueries: resolverClient.queries + (zoneClient?.queries ?? 0),
+    dnsQueries: resolverClient.queries + (zoneClient?.queries ?? 0) + (tlsa ? (await tlsa).queries : 0),
     authoritative: servers.map((s) => `${s.host}:${s.port}`),
     milliseconds: Date.now() - started,
   };
