@@ -11,6 +11,8 @@ export const SEALED_COLUMNS = [
   { table: 'dkim_keys', key: 'id', column: 'private_key' },
   { table: 'dns_sync', key: 'domain', column: 'api_token' },
   { table: 'backup_secrets', key: 'name', column: 'value' },
+  { table: 'certificates', key: 'name', column: 'private_key' },
+  { table: 'acme_accounts', key: 'id', column: 'account_key' },
 ] as const;
 
 export function sealContext(table: string, key: string | number, column: string): string {

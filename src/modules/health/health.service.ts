@@ -26,6 +26,8 @@ export class HealthService {
     private readonly backups: () => Promise<BackupSummary | null> = () => Promise.resolve(null),
     /** Time limit of each part of details() (MAILSVC_PROBE_TIMEOUT_MS). */
     private readonly timeoutMs = 3000,
+    /** Certificates of ours that expire within the alarm days (the certs module's). */
+    private readonly certificates: () => Promise<{ name: string; days_left: number }[]> = () => Promise.resolve([]),
   ) {
     this.startedAt = clock.now();
   }
@@ -59,13 +61,15 @@ export class HealthService {
     // A Redis that does not answer in time is not reachable for this answer (its component says unknown: could not tell why).
     const redis = this.redis ? within(ms, this.redis.ping().then((r) => r === 'PONG', () => false), false) : Promise.resolve(null);
     const backups = within(ms, this.backups().catch(() => null), null);
-    const [comps, db, redisOk, last] = await Promise.all([components, database, redis, backups]);
+    const certs = within(ms, this.certificates().catch(() => []), []);
+    const [comps, db, redisOk, last, expiring] = await Promise.all([components, database, redis, backups, certs]);
     const degradedBy = [
       ...(db.reachable ? [] : ['database']),
       ...(db.reachable && db.version !== this.schema.latest ? ['schema'] : []),
       ...(redisOk === false ? ['redis'] : []),
       ...(last?.verify_ok === false ? ['backup verify'] : []),
       ...comps.filter((c) => c.status === 'down').map((c) => `component ${c.name}`),
+      ...expiring.map((c) => (c.days_left < 0 ? `certificate ${c.name} expired` : `certificate ${c.name} expires in ${c.days_left} days`)),
     ];
     return {
       status: degradedBy.length === 0 ? 'ok' : 'degraded',

@@ -17,6 +17,7 @@ export default defineModule({
       components: report.service,
       backups: async () => (await ctx.get('backups')).health.lastBackup(),
       timeoutMs: ctx.infra.settings.stats.probeTimeoutMs,
+      certificates: async () => (await ctx.get('certs')).service.expiring(),
     });
   },
 });
