@@ -31,8 +31,11 @@ export function knotUnavailable(): string | null {
   return missing.length ? `missing ${missing.join(', ')} (Debian packages knot, knot-dnsutils)` : null;
 }
 
-/** Starts knotd with each zone holding an SOA, an NS and the given extra lines (relative to the zone). */
-export async function startKnot(zones: Record<string, readonly string[]>): Promise<Knot> {
+/**
+ * Starts knotd with each zone holding an SOA, an NS and the given extra lines (relative to the zone).
+ * With `tsig`, updates must also be signed with that key (RFC 2136 + TSIG); `update` signs them.
+ */
+export async function startKnot(zones: Record<string, readonly string[]>, opts: { tsig?: { algorithm: string; name: string; secret: string } } = {}): Promise<Knot> {
   const dir = mkdtempSync(join(tmpdir(), 'mailsvc-knot-'));
   const port = await freePort();
   const zoneConf: string[] = [];
@@ -56,9 +59,11 @@ export async function startKnot(zones: Record<string, readonly string[]>): Promi
       'log:',
       '  - target: stderr',
       '    any: warning',
+      ...(opts.tsig ? ['key:', `  - id: ${opts.tsig.name}`, `    algorithm: ${opts.tsig.algorithm}`, `    secret: ${opts.tsig.secret}`] : []),
       'acl:',
       '  - id: local-update',
       '    address: 127.0.0.1',
+      ...(opts.tsig ? [`    key: ${opts.tsig.name}`] : []),
       '    action: update',
       'zone:',
       ...zoneConf,
@@ -93,7 +98,8 @@ export async function startKnot(zones: Record<string, readonly string[]>): Promi
     address: `127.0.0.1:${port}`,
     dig,
     update: async (zone, lines) => {
-      const input = [`server 127.0.0.1 ${port}`, `zone ${zone}.`, ...lines, 'send', 'quit', ''].join('\n');
+      const key = opts.tsig ? [`key ${opts.tsig.algorithm}:${opts.tsig.name} ${opts.tsig.secret}`] : [];
+      const input = [`server 127.0.0.1 ${port}`, ...key, `zone ${zone}.`, ...lines, 'send', 'quit', ''].join('\n');
       await new Promise<void>((resolve, reject) => {
         const p = spawn('knsupdate', [], { stdio: ['pipe', 'pipe', 'pipe'] });
         let out = '';

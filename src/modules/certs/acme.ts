@@ -55,6 +55,12 @@ function install(): void {
   settings.retryDefaultDelay = 1;
   inst.interceptors.response.use(undefined, async (error: unknown) => {
     const { config, response } = error as AcmeHttpError;
+    // No answer at all (refused, unknown host, TLS not trusted): say so with its code. acme-client's
+    // own handler would retry and then fail reading the status of the answer that never came.
+    if (config && !response) {
+      const code = (error as { code?: string }).code ?? 'ECONNREFUSED';
+      throw Object.assign(new Error(`${code}: ${(error as Error).message}`), { code });
+    }
     if (!config || !isRateLimited(response)) throw error;
     const seconds = retryAfterSeconds(response?.headers['retry-after']) ?? 60;
     if (seconds <= INLINE_RETRY_MAX_S && !config.mailsvcRetried) {

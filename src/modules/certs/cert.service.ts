@@ -64,7 +64,7 @@ function explain(err: unknown, directoryUrl: string): AppError {
   if (err instanceof AcmeRateLimited) return new AppError('rate_limited', `${err.message}; mailsvc tries again after ${new Date(Date.now() + err.retryAfterSeconds * 1000).toISOString()} (Retry-After ${err.retryAfterSeconds} s)`, { retryAfter: err.retryAfterSeconds });
   const e = err as NodeJS.ErrnoException & { response?: unknown };
   const code = e.code ?? '';
-  if (/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ECONNABORTED)$/.test(code) || /certificate|self[- ]signed|UNABLE_TO|CERT_/i.test(code)) {
+  if (/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ECONNABORTED)$/.test(code) || /CERT|SELF_SIGNED|UNABLE_TO/i.test(code)) {
     return new AppError('unavailable', `the ACME server ${directoryUrl} cannot be reached (${code}): check MAILSVC_ACME_DIRECTORY_URL, the network, and for a private CA MAILSVC_ACME_CA_FILE`);
   }
   const msg = (e.message ?? String(err)).replace(/\s+/g, ' ').slice(0, 400);

@@ -150,17 +150,30 @@ export async function nsupdate(program: string, server: DnsServer, key: TsigKey,
   });
 }
 
+/** The zone that holds `fqdn` on `server`: the nearest name upwards that has an SOA there. */
+export async function zoneOf(server: DnsServer, fqdn: string): Promise<string> {
+  const r = new Resolver({ timeout: 2000, tries: 2 });
+  r.setServers([server.host.includes(':') ? `[${server.host}]:${server.port}` : `${server.host}:${server.port}`]);
+  const labels = fqdn.split('.');
+  for (let i = 0; i < labels.length - 1; i++) {
+    const candidate = labels.slice(i).join('.');
+    if (await r.resolveSoa(candidate).then(() => true, () => false)) return candidate;
+  }
+  throw new AppError('upstream', `${server.host}:${server.port} serves no zone that holds ${fqdn}: point MAILSVC_ACME_RFC2136_SERVER at the zone's primary server`);
+}
+
 /** DNS-01 by RFC 2136 dynamic updates signed with TSIG, to the authoritative server that takes them. */
 export function rfc2136Solver(program: string, server: DnsServer, key: TsigKey): ChallengeSolver {
   return {
     type: 'dns-01',
     present: async (name, _token, value) => {
       const fqdn = acmeTxtName(name);
-      await nsupdate(program, server, key, [`update add ${fqdn}. 60 TXT "${value}"`]);
+      await nsupdate(program, server, key, [`zone ${await zoneOf(server, fqdn)}.`, `update add ${fqdn}. 60 TXT "${value}"`]);
       await waitForTxt([server], fqdn, value);
     },
     cleanup: async (name, _token, value) => {
-      await nsupdate(program, server, key, [`update delete ${acmeTxtName(name)}. TXT "${value}"`]);
+      const fqdn = acmeTxtName(name);
+      await nsupdate(program, server, key, [`zone ${await zoneOf(server, fqdn)}.`, `update delete ${fqdn}. TXT "${value}"`]);
     },
     close: async () => undefined,
   };
