@@ -51,6 +51,9 @@ export const UNITS: readonly Spec[] = [
   // Advances DKIM rotations in progress and starts one where a key is older than dkim-rotation-days.
   { name: 'mailsvc-dkim-rotate.service', enable: () => false },
   { name: 'mailsvc-dkim-rotate.timer', enable: () => true, start: true },
+  // Renews the ACME certificates when due (docs/certs.md).
+  { name: 'mailsvc-certs-renew.service', enable: () => false },
+  { name: 'mailsvc-certs-renew.timer', enable: () => true, start: true },
   { name: 'mailsvc-srs-sync.service', enable: () => false },
   { name: 'mailsvc-srs-sync.timer', enable: (s) => s.enableSrs, start: true },
   { name: 'mailsvc-auto-update.service', enable: () => false },
