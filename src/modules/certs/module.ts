@@ -17,7 +17,7 @@ declare module '../module-types.js' {
 export default defineModule({
   name: 'certs',
   doc: 'docs/certs.md',
-  migrations: { '0021_certificates': () => import('./migrations/0021_certificates.js') },
+  migrations: { '0023_certificates': () => import('./migrations/0023_certificates.js') },
   http: true,
   build: async (ctx) => {
     const [{ createCertsModule }, domains, dns] = await Promise.all([import('./index.js'), ctx.get('domains'), ctx.get('dns')]);

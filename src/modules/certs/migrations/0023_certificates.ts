@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
-// The certs module's tables (docs/certs.md). The number leaves 0018-0020 free for
-// work in flight elsewhere; numbers have gaps.
+// The certs module's tables (docs/certs.md). 0019-0022 are taken by work merged or in
+// flight beside this one (portal, tls, DANE); numbers have gaps.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('certificates')
