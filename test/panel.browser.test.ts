@@ -27,7 +27,7 @@ import type { FakeCloudflare } from './helpers/cloudflare-server.js';
 const execFileP = promisify(execFile);
 const SHOTS = join(REPO_ROOT, 'test-results/panel');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const PAGES = ['dashboard', 'security', 'domains', 'accounts', 'aliases', 'app-passwords', 'queue', 'bans', 'firewall', 'backups', 'dns', 'stats', 'general', 'limits', 'audit'];
+const PAGES = ['dashboard', 'security', 'domains', 'accounts', 'aliases', 'app-passwords', 'queue', 'bans', 'firewall', 'backups', 'dns', 'certs', 'stats', 'general', 'limits', 'audit'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const unavailable = panelBrowserUnavailable();
 

@@ -36,6 +36,7 @@ const MODULE_LIST = [
   () => import('../modules/stats/module.js'),
   () => import('../modules/report/module.js'),
   () => import('../modules/dns/module.js'),
+  () => import('../modules/certs/module.js'),
   () => import('../modules/panel/module.js'),
   () => import('../modules/backups/module.js'),
   () => import('../modules/tls/module.js'),

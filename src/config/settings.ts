@@ -21,6 +21,8 @@ import type { AutoconfigSettings } from './autoconfig-settings.js';
 import type { DoctorSettings } from './doctor-settings.js';
 import type { StatsSettings } from './stats-settings.js';
 import { loadDnsSettings } from './dns-settings.js';
+import { loadCertsSettings } from './certs-settings.js';
+import type { CertsSettings } from './certs-settings.js';
 import type { DnsSettings } from './dns-settings.js';
 import { loadBackupSettings, restoreAllowList } from './backup-settings.js';
 import { trustedFileValues } from './trusted-file.js';
@@ -91,6 +93,8 @@ export type Settings = Readonly<{
   jails: JailSettings;
   /** DNS, DKIM, Cloudflare, SRS and deliverability settings (docs/dns.md). */
   dns: DnsSettings;
+  /** ACME certificates: names, CA, challenge, renewal (docs/certs.md). */
+  certs: CertsSettings;
   /** MAILSVC_BACKUP_* and MAILSVC_MAIL_STORAGE. */
   backup: BackupSettings;
   /** Each limit key's default: its MAILSVC_<KEY> setting, else the built-in value (a stored value wins at run time). */
@@ -251,6 +255,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     helper,
     jails: helper.jails,
     dns: loadDnsSettings(src),
+    certs: loadCertsSettings(src, dataDir),
     backup: loadBackupSettings(src, dataDir, configFile, { trusted: { ...trustedFileValues(configFile, fileValues), ...env }, daemonPaths: restoreAllowList(helper).map((r) => r.path), checkout: layout.kind === 'checkout' }),
     limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
     updates: loadUpdateSettings(src, layout.root, (k, d) => bool(src, k, d), (k, d, lo, hi) => int(src, k, d, lo, hi)),

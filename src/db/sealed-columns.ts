@@ -12,6 +12,8 @@ export const SEALED_COLUMNS = [
   { table: 'dns_sync', key: 'domain', column: 'api_token' },
   { table: 'backup_secrets', key: 'name', column: 'value' },
   { table: 'portal_totp', key: 'account_id', column: 'secret_sealed' },
+  { table: 'certificates', key: 'name', column: 'private_key' },
+  { table: 'acme_accounts', key: 'id', column: 'account_key' },
 ] as const;
 
 export function sealContext(table: string, key: string | number, column: string): string {

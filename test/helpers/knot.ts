@@ -36,8 +36,9 @@ export function knotUnavailable(): string | null {
  * (relative to the zone). Zones named in `signed` are DNSSEC-signed by knot
  * itself (automatic signing, its default policy: ECDSA P-256, keys made at
  * start), and re-signed after every dynamic update.
+ * With `tsig`, updates must also be signed with that key (RFC 2136 + TSIG); `update` signs them.
  */
-export async function startKnot(zones: Record<string, readonly string[]>, opts: { signed?: readonly string[] } = {}): Promise<Knot> {
+export async function startKnot(zones: Record<string, readonly string[]>, opts: { signed?: readonly string[]; tsig?: { algorithm: string; name: string; secret: string } } = {}): Promise<Knot> {
   const dir = mkdtempSync(join(tmpdir(), 'mailsvc-knot-'));
   const port = await freePort();
   const zoneConf: string[] = [];
@@ -62,9 +63,11 @@ export async function startKnot(zones: Record<string, readonly string[]>, opts: 
       'log:',
       '  - target: stderr',
       '    any: warning',
+      ...(opts.tsig ? ['key:', `  - id: ${opts.tsig.name}`, `    algorithm: ${opts.tsig.algorithm}`, `    secret: ${opts.tsig.secret}`] : []),
       'acl:',
       '  - id: local-update',
       '    address: 127.0.0.1',
+      ...(opts.tsig ? [`    key: ${opts.tsig.name}`] : []),
       '    action: update',
       'zone:',
       ...zoneConf,
@@ -100,7 +103,8 @@ export async function startKnot(zones: Record<string, readonly string[]>, opts: 
     address: `127.0.0.1:${port}`,
     dig,
     update: async (zone, lines) => {
-      const input = [`server 127.0.0.1 ${port}`, `zone ${zone}.`, ...lines, 'send', 'quit', ''].join('\n');
+      const key = opts.tsig ? [`key ${opts.tsig.algorithm}:${opts.tsig.name} ${opts.tsig.secret}`] : [];
+      const input = [`server 127.0.0.1 ${port}`, ...key, `zone ${zone}.`, ...lines, 'send', 'quit', ''].join('\n');
       await new Promise<void>((resolve, reject) => {
         const p = spawn('knsupdate', [], { stdio: ['pipe', 'pipe', 'pipe'] });
         let out = '';

@@ -12,6 +12,7 @@ import { General } from './general';
 import { Audit } from './audit';
 import { Backups } from './backups';
 import { Dns } from './dns';
+import { Certs } from './certs';
 import { Stats } from './stats';
 
 /** The pages, in menu order. */
@@ -27,6 +28,7 @@ export const PAGES: { id: string; title: string; component: FunctionComponent }[
   { id: 'firewall', title: 'Firewall', component: Firewall },
   { id: 'backups', title: 'Backups', component: Backups },
   { id: 'dns', title: 'DNS', component: Dns },
+  { id: 'certs', title: 'Certificates', component: Certs },
   { id: 'stats', title: 'Statistics', component: Stats },
   { id: 'general', title: 'Settings → General', component: General },
   { id: 'limits', title: 'Settings → Limits', component: Limits },

@@ -19,6 +19,8 @@ import { tlsaText } from '../../adapters/dns/tlsa-query.js';
 export const OWNER_TAG = 'mailsvc:dkim';
 /** The comment of mailsvc's TLSA records (DANE of the mail host). */
 export const DANE_TAG = 'mailsvc:dane';
+/** The comment of an ACME dns-01 answer mailsvc published (removed when the order is done). */
+export const ACME_TAG = 'mailsvc:acme';
 
 /** The TXT value a record holds, however it is quoted (`"a" "b"` → `ab`). */
 export function txtContent(content: string): string {
@@ -108,6 +110,42 @@ export class CloudflareSyncService {
       return true;
     } catch (err) {
       throw cfFailure(err, `Cloudflare sync of ${name}`);
+    }
+  }
+
+  /** The sync set up for the domain that holds `fqdn` (the longest match), with its opened token's client. */
+  private async zoneFor(fqdn: string): Promise<{ domain: string; zoneId: string; cf: CloudflareClient }> {
+    const rows = await this.d.db.selectFrom('dns_sync').select(['domain', 'zone_id', 'api_token']).execute();
+    const row = rows.filter((r) => fqdn === r.domain || fqdn.endsWith(`.${r.domain}`)).sort((a, b) => b.domain.length - a.domain.length)[0];
+    if (!row) throw new AppError('bad_request', `No Cloudflare sync holds ${fqdn}: mailsvc dns configure-cloudflare <its domain> --zone-id <id> --api-token <token>, or choose another MAILSVC_ACME_CHALLENGE`);
+    return { domain: row.domain, zoneId: row.zone_id, cf: this.client(this.d.box().open(row.api_token, sealContext('dns_sync', row.domain, 'api_token'))) };
+  }
+
+  /**
+   * An ACME dns-01 answer (the certs module): one TXT record tagged
+   * `mailsvc:acme`, beside any other of the name (an order may ask for the
+   * same name twice). Never proxied; the shortest TTL Cloudflare takes.
+   */
+  async publishAcmeTxt(fqdn: string, value: string): Promise<void> {
+    const { zoneId, cf } = await this.zoneFor(fqdn);
+    try {
+      const here = await cf.listRecords(zoneId, { type: 'TXT', name: fqdn });
+      if (here.some((r) => txtContent(r.content) === value)) return;
+      await cf.createRecord(zoneId, { type: 'TXT', name: fqdn, content: cfTxt(value), ttl: 60, proxied: false, comment: ACME_TAG });
+    } catch (err) {
+      throw cfFailure(err, `publishing ${fqdn} at Cloudflare`);
+    }
+  }
+
+  /** Removes the dns-01 answer again: only records tagged `mailsvc:acme` with that value. */
+  async removeAcmeTxt(fqdn: string, value: string): Promise<void> {
+    const { zoneId, cf } = await this.zoneFor(fqdn);
+    try {
+      for (const r of await cf.listRecords(zoneId, { type: 'TXT', name: fqdn })) {
+        if (r.comment === ACME_TAG && txtContent(r.content) === value) await cf.deleteRecord(zoneId, r.id);
+      }
+    } catch (err) {
+      throw cfFailure(err, `removing ${fqdn} at Cloudflare`);
     }
   }
 

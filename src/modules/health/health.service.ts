@@ -31,6 +31,8 @@ export class HealthService {
     /** Time limit of each part of details() (MAILSVC_PROBE_TIMEOUT_MS). */
     private readonly timeoutMs = 3000,
     private readonly tls: () => Promise<TlsSummary> = () => Promise.resolve(NO_TLS),
+    /** Certificates of ours that expire within the alarm days (the certs module's). */
+    private readonly certificates: () => Promise<{ name: string; days_left: number }[]> = () => Promise.resolve([]),
   ) {
     this.startedAt = clock.now();
   }
@@ -65,7 +67,8 @@ export class HealthService {
     const redis = this.redis ? within(ms, this.redis.ping().then((r) => r === 'PONG', () => false), false) : Promise.resolve(null);
     const backups = within(ms, this.backups().catch(() => null), null);
     const certificates = within(ms, this.tls().catch(() => NO_TLS), NO_TLS);
-    const [comps, db, redisOk, last, tls] = await Promise.all([components, database, redis, backups, certificates]);
+    const certs = within(ms, this.certificates().catch(() => []), []);
+    const [comps, db, redisOk, last, tls, expiring] = await Promise.all([components, database, redis, backups, certificates, certs]);
     const degradedBy = [
       ...(db.reachable ? [] : ['database']),
       ...(db.reachable && db.version !== this.schema.latest ? ['schema'] : []),
@@ -74,6 +77,7 @@ export class HealthService {
       ...comps.filter((c) => c.status === 'down').map((c) => `component ${c.name}`),
       ...tls.problems.map((p) => `tls ${p}`),
       ...(tls.last_deploy?.ok === false ? ['tls deploy'] : []),
+      ...expiring.map((c) => (c.days_left < 0 ? `certificate ${c.name} expired` : `certificate ${c.name} expires in ${c.days_left} days`)),
     ];
     return {
       status: degradedBy.length === 0 ? 'ok' : 'degraded',

@@ -9,9 +9,9 @@ export type { BackupSummary, HealthDetails, HealthService, TlsSummary } from './
 
 export function createHealthModule(
   infra: Pick<Infra, 'db' | 'schema' | 'dialect' | 'redis' | 'clock'>,
-  deps: { components?: ComponentProbe; backups?: () => Promise<BackupSummary | null>; timeoutMs?: number; tls?: () => Promise<TlsSummary> } = {},
+  deps: { components?: ComponentProbe; backups?: () => Promise<BackupSummary | null>; timeoutMs?: number; tls?: () => Promise<TlsSummary>; certificates?: () => Promise<{ name: string; days_left: number }[]> } = {},
 ) {
-  const service = new HealthService(infra.db, infra.schema, infra.dialect, infra.redis, infra.clock, deps.components, deps.backups, deps.timeoutMs, deps.tls);
+  const service = new HealthService(infra.db, infra.schema, infra.dialect, infra.redis, infra.clock, deps.components, deps.backups, deps.timeoutMs, deps.tls, deps.certificates);
   return { service, routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).healthRoutes(app, service, kit.hooks, kit.errors) };
 }
 export type HealthModule = ReturnType<typeof createHealthModule>;

@@ -18,6 +18,7 @@ export default defineModule({
       backups: async () => (await ctx.get('backups')).health.lastBackup(),
       tls: async () => (await ctx.get('tls')).service.health(),
       timeoutMs: ctx.infra.settings.stats.probeTimeoutMs,
+      certificates: async () => (await ctx.get('certs')).service.expiring(),
     });
   },
 });

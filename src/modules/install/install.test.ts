@@ -49,7 +49,7 @@ describe('mailsvc install --root', () => {
     expect(report.done.join('\n')).not.toMatch(/(^|[\s,])\/etc\//m);
     expect(readdirSync(units).sort()).toEqual([
       'mailsvc-backup-verify.service', 'mailsvc-backup-verify.timer', 'mailsvc-backup.service', 'mailsvc-backup.timer', 'mailsvc-backup@.service',
-      'mailsvc-dkim-rotate.service', 'mailsvc-dkim-rotate.timer',
+      'mailsvc-certs-renew.service', 'mailsvc-certs-renew.timer', 'mailsvc-dkim-rotate.service', 'mailsvc-dkim-rotate.timer',
       'mailsvc-helper.service', 'mailsvc-helper.socket', 'mailsvc-stats.service', 'mailsvc-stats.timer',
       'mailsvc-tls-check.service', 'mailsvc-tls-check.timer',
       'mailsvc-update@.service', 'mailsvc.service',

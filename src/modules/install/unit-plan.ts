@@ -53,6 +53,9 @@ export const UNITS: readonly Spec[] = [
   { name: 'mailsvc-dkim-rotate.timer', enable: () => true, start: true },
   { name: 'mailsvc-tls-check.service', enable: () => false },
   { name: 'mailsvc-tls-check.timer', enable: () => true, start: true },
+  // Renews the ACME certificates when due (docs/certs.md).
+  { name: 'mailsvc-certs-renew.service', enable: () => false },
+  { name: 'mailsvc-certs-renew.timer', enable: () => true, start: true },
   { name: 'mailsvc-srs-sync.service', enable: () => false },
   { name: 'mailsvc-srs-sync.timer', enable: (s) => s.enableSrs, start: true },
   { name: 'mailsvc-auto-update.service', enable: () => false },

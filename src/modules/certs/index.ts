@@ -1,0 +1,59 @@
+import type { FastifyInstance } from 'fastify';
+import type { Infra } from '../../infra/index.js';
+import type { RouteKit } from '../route-types.js';
+import { CertRepository } from './cert.repository.js';
+import { CertService } from './cert.service.js';
+import { LocalFileDeployer } from './deployer.js';
+import type { CertificateDeployer, TlsService } from './deployer.js';
+import type { AcmeTxtPublisher } from './challenges.js';
+
+export type { CertService } from './cert.service.js';
+export type { CertificateDeployer, DeployProof, PortProof, TlsService } from './deployer.js';
+export { LocalFileDeployer, proveOnTheWire } from './deployer.js';
+export type { AcmeTxtPublisher } from './challenges.js';
+export type { CertView, RenewOutcome } from './schema.js';
+
+export type CertsDeps = {
+  activeDomains: () => Promise<string[]>;
+  /** The deployer (a `tls` module's); absent: the built-in LocalFileDeployer (docs/certs.md). */
+  deployer?: CertificateDeployer | undefined;
+  cloudflare?: AcmeTxtPublisher | undefined;
+  progress?: (line: string) => void;
+};
+
+/** ACME certificates for the mail host, the panel and the per-domain names (docs/certs.md). */
+export function createCertsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'box' | 'instruments'>, deps: CertsDeps) {
+  const { settings } = infra;
+  const ports = settings.doctor.tlsPorts.map((p) => ({ kind: p.kind as TlsService, port: p.port }));
+  const deployer = deps.deployer ?? new LocalFileDeployer({ dir: settings.certs.certsDir, host: settings.doctor.tlsHost, ports, timeoutMs: settings.doctor.timeoutMs });
+  const repo = new CertRepository(infra.db);
+  const service = new CertService({
+    repo,
+    box: () => infra.box,
+    clock: infra.clock,
+    settings: settings.certs,
+    dnsCheck: settings.dns.authoritative.length ? settings.dns.authoritative : settings.dns.resolvers,
+    activeDomains: deps.activeDomains,
+    deployer,
+    services: [...new Set(ports.map((p) => p.kind))],
+    cloudflare: deps.cloudflare,
+    ...(deps.progress ? { progress: deps.progress } : {}),
+  });
+  infra.instruments.addGauge({
+    name: 'mailsvc_certificate_days_to_expiry',
+    help: 'Days until each certificate mailsvc issued expires (negative: expired)',
+    labelNames: ['name'],
+    read: async () => (await repo.list()).filter((r) => r.not_after !== null && r.revoked_at === null).map((r) => ({ labels: { name: r.name }, value: Math.floor(((r.not_after as number) - infra.clock.now()) / 86_400_000) })),
+  });
+  infra.instruments.addGauge({
+    name: 'mailsvc_certificate_renewal_failures',
+    help: 'Failed issuance or renewal attempts in a row per certificate (0 after a proven one)',
+    labelNames: ['name'],
+    read: async () => (await repo.list()).map((r) => ({ labels: { name: r.name }, value: r.failures })),
+  });
+  return {
+    service,
+    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).certRoutes(app, service, kit),
+  };
+}
+export type CertsModule = ReturnType<typeof createCertsModule>;
