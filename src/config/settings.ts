@@ -23,6 +23,8 @@ import type { DnsSettings } from './dns-settings.js';
 import { loadBackupSettings, restoreAllowList } from './backup-settings.js';
 import { trustedFileValues } from './trusted-file.js';
 import type { BackupSettings } from './backup-settings.js';
+import { loadWebauthnSettings } from './webauthn-settings.js';
+import type { WebauthnSettings } from './webauthn-settings.js';
 
 export { SettingsError };
 
@@ -97,6 +99,8 @@ export type Settings = Readonly<{
   stats: StatsSettings;
   /** What `mailsvc doctor` checks where (docs/doctor.md). */
   doctor: DoctorSettings;
+  /** Passkeys: the panel's origin, the RP ID, user verification, the passwordless and policy defaults (docs/auth.md). */
+  webauthn: WebauthnSettings;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -249,5 +253,6 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     updates: loadUpdateSettings(src, layout.root, (k, d) => bool(src, k, d), (k, d, lo, hi) => int(src, k, d, lo, hi)),
     stats: loadStatsSettings(src),
     doctor: loadDoctorSettings(src),
+    webauthn: loadWebauthnSettings(src),
   });
 }
