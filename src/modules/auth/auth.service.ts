@@ -227,8 +227,8 @@ export class AuthService {
   }
 
   private async passwordlessOn(): Promise<void> {
-    if (!this.deps.passkeys.configured || !(await this.deps.passkeys.policy()).passwordless) {
-      throw new AppError('forbidden', 'Passwordless sign-in is off: sign in with the password, or turn it on (PATCH /auth/mfa/passkeys/policy)');
+    if (!(await this.passwordlessAvailable())) {
+      throw new AppError('forbidden', 'Passwordless sign-in is off (or no passkey is registered): sign in with the password');
     }
   }
 
