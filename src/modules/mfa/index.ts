@@ -13,17 +13,10 @@ import { PasskeyService } from './passkey.service.js';
 export { FactorName, MethodName, METHODS } from './schema.js';
 export type { Factor, Method } from './schema.js';
 export type { MfaService, MfaStatus, TotpEnrollment } from './mfa.service.js';
-export type { AssertionResult, PasskeyService } from './passkey.service.js';
+export type { AssertionResult, PasskeyService, RegistrationCeremonies } from './passkey.service.js';
+import type { RegistrationCeremonies } from './passkey.service.js';
 export { AuthenticationCredential } from './passkey.schema.js';
 
-/**
- * Where a passkey registration's challenge waits for the answer: single use,
- * short-lived, bound to who asked (auth keeps it beside the sign-in challenges).
- */
-export type RegistrationCeremonies = {
-  start(owner: string, challenge: string, ttlSeconds: number): Promise<string>;
-  take(id: string, owner: string): Promise<string | null>;
-};
 
 export type MfaDeps = {
   providers: ProviderCredentials;

@@ -4,8 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { badRequest } from '../../shared/errors.js';
 import type { RouteKit } from '../route-types.js';
-import type { RegistrationCeremonies } from './index.js';
-import type { PasskeyService } from './passkey.service.js';
+import type { PasskeyService, RegistrationCeremonies } from './passkey.service.js';
 import { CreationOptions, Passkey, PasskeyList, PasskeyPolicy, PasskeyPolicyPatch, RegisterBody, RenameBody } from './passkey.schema.js';
 
 export type PasskeyRouteDeps = {

@@ -15,6 +15,15 @@ export type PasskeyView = Static<typeof PasskeySchema>;
 export type PasskeyPolicyView = Static<typeof PolicySchema>;
 export type PasskeyPolicyChange = Static<typeof PasskeyPolicyPatch>;
 
+/**
+ * Where a passkey registration's challenge waits for the answer: single use,
+ * short-lived, bound to who asked (auth keeps it beside the sign-in challenges).
+ */
+export type RegistrationCeremonies = {
+  start(owner: string, challenge: string, ttlSeconds: number): Promise<string>;
+  take(id: string, owner: string): Promise<string | null>;
+};
+
 /** What an assertion came to: a use, nothing usable, or a counter that went backwards (a possible clone). */
 export type AssertionResult = { ok: true; passkey: PasskeyRow } | { ok: false; clone?: { passkey: PasskeyRow; stored: number; presented: number } };
 
