@@ -398,4 +398,30 @@ describe.skipIf(unavailable !== null)('passkeys in Chromium, against the real se
     expect((await sessionPost(page, '/passkey/options')).status).toBe(403);
   }, 60_000);
 
+
+  it('registers a USB security key and signs in with it', async () => {
+    const keyContext = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: 'block' });
+    try {
+      const p = await keyContext.newPage();
+      await withAuthenticator(p, 'usb');
+      await p.goto(`${origin}/panel/`);
+      await password(p);
+      // No passkey left: TOTP is offered first.
+      await p.getByRole('textbox', { name: 'Code', exact: true }).fill(await nextCode());
+      await p.getByRole('button', { name: 'Verify' }).click();
+      await p.getByRole('button', { name: 'Sign out' }).waitFor();
+      await go(p, origin, 'security');
+      await p.getByRole('button', { name: 'Add a passkey' }).click();
+      await p.getByRole('dialog').getByLabel('Name').fill('security key');
+      await p.getByRole('button', { name: 'Create passkey' }).click();
+      await expect.poll(() => p.getByTestId('passkey-row').innerText()).toMatch(/security key[\s\S]*USB/);
+      expect(await t.ctx.db.selectFrom('admin_passkeys').select(['name', 'transports']).execute()).toEqual([{ name: 'security key', transports: 'usb' }]);
+      await signOut(p);
+      await password(p);
+      await p.getByRole('button', { name: 'Use passkey' }).click();
+      await p.getByRole('button', { name: 'Sign out' }).waitFor();
+    } finally {
+      await keyContext.close();
+    }
+  }, 90_000);
 });

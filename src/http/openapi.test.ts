@@ -51,7 +51,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('public operations need no credentials; every other one names Bearer and Basic and lists 401, 429 and 503', () => {
-    const publicOps = ['POST /auth/login', 'POST /auth/mfa/sms', 'POST /auth/mfa/verify', 'POST /auth/logout', 'GET /health'];
+    const publicOps = ['POST /auth/login', 'POST /auth/mfa/sms', 'POST /auth/mfa/verify', 'POST /auth/mfa/webauthn/options', 'POST /auth/mfa/webauthn/verify', 'POST /auth/passkey/options', 'POST /auth/passkey/verify', 'POST /auth/logout', 'GET /health'];
     for (const [name, op] of ops) {
       if (publicOps.includes(name)) {
         expect(op.security, name).toEqual([]);

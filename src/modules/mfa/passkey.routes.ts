@@ -79,7 +79,7 @@ export function passkeyRoutes(app: FastifyInstance, deps: PasskeyRouteDeps, kit:
   r.patch('/auth/mfa/passkeys/:id', {
     onRequest: hooks.setup,
     config: { mfaVerified: true },
-    schema: { tags, security, summary: 'Rename a passkey', params: Params, body: RenameBody, response: { 200: Passkey, ...common, ...errors(404, 413, 422) } },
+    schema: { tags, security, summary: 'Rename a passkey', description: 'Changes the name shown in the list (1 to 64 characters); nothing else about the passkey changes.', params: Params, body: RenameBody, response: { 200: Passkey, ...common, ...errors(404, 413, 422) } },
     handler: (req) => passkeys.rename(req.params.id, req.body.name),
   });
 
@@ -101,7 +101,7 @@ export function passkeyRoutes(app: FastifyInstance, deps: PasskeyRouteDeps, kit:
   r.get('/auth/mfa/passkeys/policy', {
     onRequest: hooks.setup,
     config: { mfaVerified: true },
-    schema: { tags, security, summary: 'The passkey settings: passwordless sign-in, the passkey policy, origin and RP ID', response: { 200: PasskeyPolicy, ...common } },
+    schema: { tags, security, summary: 'The passkey settings: passwordless sign-in, the passkey policy, origin and RP ID', description: 'Whether passwordless sign-in is on and where passkeys are required (each stored or the MAILSVC_WEBAUTHN_* default), whether MAILSVC_PANEL_ORIGIN is set, the RP ID, user verification and the attestation asked for (none).', response: { 200: PasskeyPolicy, ...common } },
     handler: () => passkeys.policy(),
   });
 
