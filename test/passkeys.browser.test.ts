@@ -109,7 +109,7 @@ describe.skipIf(unavailable !== null)('passkeys in Chromium, against the real se
   };
   const password = async (p: Page) => {
     await p.getByLabel('Password', { exact: true }).fill(ADMIN_PASSWORD);
-    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByRole('button', { name: 'Sign in', exact: true }).click();
   };
   const auditActions = async (): Promise<string[]> =>
     (await t.ctx.db.selectFrom('audit_log').select(['action']).orderBy('at').execute()).map((r) => r.action);
