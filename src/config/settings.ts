@@ -27,6 +27,8 @@ import type { DnsSettings } from './dns-settings.js';
 import { loadBackupSettings, restoreAllowList } from './backup-settings.js';
 import { trustedFileValues } from './trusted-file.js';
 import type { BackupSettings } from './backup-settings.js';
+import { loadWebauthnSettings } from './webauthn-settings.js';
+import type { WebauthnSettings } from './webauthn-settings.js';
 
 export { SettingsError };
 
@@ -107,6 +109,8 @@ export type Settings = Readonly<{
   doctor: DoctorSettings;
   /** What mail clients are told: the mail host, where the daemons' ports are read (docs/mail-clients.md). */
   autoconfig: AutoconfigSettings;
+  /** Passkeys: the panel's origin, the RP ID, user verification, the passwordless and policy defaults (docs/auth.md). */
+  webauthn: WebauthnSettings;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -262,5 +266,6 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     stats: loadStatsSettings(src),
     doctor: loadDoctorSettings(src),
     autoconfig: loadAutoconfigSettings(src, layout.root),
+    webauthn: loadWebauthnSettings(src),
   });
 }

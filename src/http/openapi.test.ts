@@ -52,7 +52,7 @@ describe('the OpenAPI document', () => {
 
   it('public operations need no credentials; every other one names Bearer and Basic and lists 401, 429 and 503', () => {
     const publicOps = [
-      'POST /auth/login', 'POST /auth/mfa/sms', 'POST /auth/mfa/verify', 'POST /auth/logout', 'GET /health',
+      'POST /auth/login', 'POST /auth/mfa/sms', 'POST /auth/mfa/verify', 'POST /auth/mfa/webauthn/options', 'POST /auth/mfa/webauthn/verify', 'POST /auth/passkey/options', 'POST /auth/passkey/verify', 'POST /auth/logout', 'GET /health',
       // Mail clients' autoconfiguration (docs/mail-clients.md): public, rate-limited per client address.
       'GET /.well-known/autoconfig/mail/config-v1.1.xml', 'GET /mail/config-v1.1.xml', 'POST /autodiscover/autodiscover.xml',
       'GET /autodiscover/autodiscover.json', 'GET /autodiscover/autodiscover.json/v1.0/{email}', 'GET /autoconfig/apple.mobileconfig',

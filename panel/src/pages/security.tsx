@@ -3,8 +3,9 @@ import { renderSVG } from 'uqr';
 import { api } from '../api';
 import { ErrorNote, Field, formErrors, Page, ShownOnce, useAction, useLoad, when } from '../ui';
 import { SmsSettings } from './sms';
+import { Passkeys } from './passkeys';
 
-type MfaStatus = { totp_enabled: boolean; totp_pending: boolean; totp_confirmed_at: string | null; sms_enabled: boolean; sms_phone: string | null; sms_provider: string | null; methods: string[]; mfa_required: boolean; recovery_codes_remaining: number };
+type MfaStatus = { passkeys: number; totp_enabled: boolean; totp_pending: boolean; totp_confirmed_at: string | null; sms_enabled: boolean; sms_phone: string | null; sms_provider: string | null; methods: string[]; mfa_required: boolean; recovery_codes_remaining: number };
 type Enrollment = { secret: string; provisioning_uri: string; issuer: string };
 
 /** The QR code is drawn here, in the browser: the secret never goes to another service. */
@@ -39,6 +40,7 @@ export function Security() {
           <dl>
             <dt>TOTP</dt><dd data-testid="totp-state">{s.totp_enabled ? `enabled since ${when(s.totp_confirmed_at)}` : s.totp_pending ? 'enrolment pending' : 'off'}</dd>
             <dt>SMS</dt><dd>{s.sms_enabled ? `on, ${s.sms_phone ?? ''} via ${s.sms_provider ?? ''}` : 'off'}</dd>
+            <dt>Passkeys</dt><dd data-testid="passkey-count">{s.passkeys}</dd>
             <dt>Required by policy</dt><dd>{s.mfa_required ? 'yes' : 'no'}</dd>
             <dt>Recovery codes left</dt><dd>{s.recovery_codes_remaining}</dd>
           </dl>
@@ -65,6 +67,7 @@ export function Security() {
       )}
       {!enrollment && <ErrorNote error={totp.error} />}
       <SmsSettings status={s} onChanged={status.reload} />
+      <Passkeys onChanged={status.reload} />
     </Page>
   );
 }

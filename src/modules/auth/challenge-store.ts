@@ -8,14 +8,25 @@ export type { Factor, Method };
 export const MAX_CODE_FAILURES = 5;
 export const MAX_SMS_SENDS = 3;
 
+/**
+ * What a challenge is for: the sign-in after the password (`signin`), a
+ * passkey sign-in without a password (`passwordless`), or the registration of
+ * a passkey (`registration`). Only a `signin` challenge is answered by a code.
+ */
+export type ChallengeKind = 'signin' | 'passwordless' | 'registration';
+const KINDS: readonly ChallengeKind[] = ['signin', 'passwordless', 'registration'];
+
 export type Challenge = {
   id: string;
+  kind: ChallengeKind;
   subject: string;
   methods: Method[];
   expiresAt: number;
   failures: number;
   smsSends: number;
   smsCodeHash: string | null;
+  /** The WebAuthn challenge (base64url) of the ceremony in progress, taken once. */
+  webauthn: string | null;
 };
 
 export type SmsReservation = 'ok' | 'missing' | 'limit';
@@ -33,6 +44,10 @@ export type ChallengeStore = {
   reserveSmsSend(id: string, codeHash: string): Promise<SmsReservation>;
   /** Removes the challenge; true only for the one caller that removed it. */
   consume(id: string): Promise<boolean>;
+  /** Sets the WebAuthn challenge of a live challenge (replacing an earlier one); false when it is gone. */
+  setWebauthn(id: string, webauthn: string): Promise<boolean>;
+  /** Reads and clears the WebAuthn challenge in one step: of parallel callers one gets it. */
+  takeWebauthn(id: string): Promise<string | null>;
 };
 
 export class MemoryChallengeStore implements ChallengeStore {
@@ -57,6 +72,17 @@ export class MemoryChallengeStore implements ChallengeStore {
   get(id: string): Promise<Challenge | null> {
     const c = this.live(id);
     return Promise.resolve(c ? { ...c, methods: [...c.methods] } : null);
+  }
+  setWebauthn(id: string, webauthn: string): Promise<boolean> {
+    const c = this.live(id);
+    if (c) c.webauthn = webauthn;
+    return Promise.resolve(c !== null);
+  }
+  takeWebauthn(id: string): Promise<string | null> {
+    const c = this.live(id);
+    const value = c?.webauthn ?? null;
+    if (c) c.webauthn = null;
+    return Promise.resolve(value);
   }
   recordFailure(id: string): Promise<void> {
     const c = this.live(id);
@@ -83,6 +109,17 @@ if n > tonumber(ARGV[1]) then redis.call('HINCRBY', KEYS[1], 'sms_sends', -1) re
 redis.call('HSET', KEYS[1], 'sms_code', ARGV[2])
 return 1`;
 
+const SET_WEBAUTHN = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'webauthn', ARGV[1])
+return 1`;
+
+const TAKE_WEBAUTHN = `
+local v = redis.call('HGET', KEYS[1], 'webauthn')
+if not v or v == '' then return false end
+redis.call('HSET', KEYS[1], 'webauthn', '')
+return v`;
+
 const RECORD_FAILURE = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local n = redis.call('HINCRBY', KEYS[1], 'failures', 1)
@@ -103,6 +140,8 @@ export class RedisChallengeStore implements ChallengeStore {
       .multi()
       .hset(this.key(c.id), {
         subject: c.subject,
+        kind: c.kind,
+        webauthn: c.webauthn ?? '',
         methods: c.methods.join(','),
         expires_at: String(c.expiresAt),
         failures: String(c.failures),
@@ -120,12 +159,15 @@ export class RedisChallengeStore implements ChallengeStore {
     if (expiresAt <= this.clock.now()) return null;
     return {
       id,
+      // A challenge written before passkeys existed is a sign-in challenge.
+      kind: (KINDS as readonly string[]).includes(h.kind ?? '') ? (h.kind as ChallengeKind) : 'signin',
       subject: h.subject,
       methods: (h.methods ?? '').split(',').filter((m): m is Method => (METHODS as string[]).includes(m)),
       expiresAt,
       failures: Number(h.failures ?? 0),
       smsSends: Number(h.sms_sends ?? 0),
       smsCodeHash: h.sms_code ? h.sms_code : null,
+      webauthn: h.webauthn ? h.webauthn : null,
     };
   }
 
@@ -140,5 +182,14 @@ export class RedisChallengeStore implements ChallengeStore {
 
   async consume(id: string): Promise<boolean> {
     return (await this.redis.del(this.key(id))) === 1;
+  }
+
+  async setWebauthn(id: string, webauthn: string): Promise<boolean> {
+    return Number(await this.redis.eval(SET_WEBAUTHN, 1, this.key(id), webauthn)) === 1;
+  }
+
+  async takeWebauthn(id: string): Promise<string | null> {
+    const v = await this.redis.eval(TAKE_WEBAUTHN, 1, this.key(id));
+    return typeof v === 'string' && v !== '' ? v : null;
   }
 }

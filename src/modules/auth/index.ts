@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Infra } from '../../infra/index.js';
-import type { MfaService } from '../mfa/index.js';
+import type { MfaService, PasskeyService, RegistrationCeremonies } from '../mfa/index.js';
 import type { SmsSender } from '../sms/index.js';
 import type { ApiKeyVerifier } from '../api-keys/index.js';
 import { SmsSendLimits } from './sms-send-limits.js';
@@ -9,7 +9,10 @@ import { AdminCredentials } from './admin-credentials.js';
 import { AdminFingerprint } from './admin-fingerprint.js';
 import { AdminGuard } from './admin-guard.js';
 import { AuthService } from './auth.service.js';
+import type { PasskeyCloneEvent } from './auth.service.js';
 import { MemoryChallengeStore, RedisChallengeStore } from './challenge-store.js';
+import type { ChallengeStore } from './challenge-store.js';
+import { randomId } from '../../shared/crypto.js';
 import { Lockout } from './lockout.js';
 import type { LockoutLimits } from './lockout.js';
 import { TokenRepository } from './token.repository.js';
@@ -19,19 +22,19 @@ import { TokenService } from './token.service.js';
 export { adminCommands } from './commands.js';
 export { hashPassword } from './admin-credentials.js';
 export type { AdminGuard, AdminPrincipal, AdminRequest } from './admin-guard.js';
-export type { AuthService } from './auth.service.js';
+export type { AuthService, Channel, PasskeyCloneEvent } from './auth.service.js';
 export type { TokenService } from './token.service.js';
 export type { LockoutLimits } from './lockout.js';
 /** The lockout, for another sign-in (the user portal) to count its own failures with it. */
 export { Lockout } from './lockout.js';
 export { MemoryLockoutStore, RedisLockoutStore } from './lockout-store.js';
 /** The sign-in bodies, which the web panel's sign-in takes as they are. */
-export { LoginBody, SmsSendBody, VerifyBody } from './schema.js';
+export { LoginBody, PasskeyVerifyBody, SmsSendBody, VerifyBody } from './schema.js';
 
 /** Sign-in, tokens, the lockout and the guard of every Admin endpoint. */
 export function createAuthModule(
   infra: Pick<Infra, 'db' | 'dialect' | 'redis' | 'box' | 'clock' | 'settings' | 'authLog' | 'log' | 'changes'>,
-  deps: { mfa: MfaService; sms: SmsSender; apiKeys: ApiKeyVerifier; lockoutLimits?: () => LockoutLimits },
+  deps: { mfa: MfaService; passkeys: PasskeyService; onPasskeyClone: (event: PasskeyCloneEvent) => Promise<unknown>; sms: SmsSender; apiKeys: ApiKeyVerifier; lockoutLimits?: () => LockoutLimits },
 ) {
   const { settings, redis, clock } = infra;
   const credentials = new AdminCredentials(settings.adminUsername, settings.adminPasswordHash, settings.adminPassword);
@@ -50,12 +53,15 @@ export function createAuthModule(
     settings.accessTokenTtl,
     redis ? new RedisRevocations(redis, settings.accessTokenTtl * 1000) : new LocalRevocations(),
   );
+  const challenges: ChallengeStore = redis ? new RedisChallengeStore(redis, clock) : new MemoryChallengeStore(clock);
   const auth = new AuthService({
     credentials,
     lockout,
-    challenges: redis ? new RedisChallengeStore(redis, clock) : new MemoryChallengeStore(clock),
+    challenges,
     tokens,
     mfa: deps.mfa,
+    passkeys: deps.passkeys,
+    onPasskeyClone: deps.onPasskeyClone,
     sms: deps.sms,
     authLog: infra.authLog,
     clock,
@@ -80,9 +86,25 @@ export function createAuthModule(
     const why = first ? 'no record of the administrator password the tokens were issued under' : 'administrator password changed since the last start';
     infra.log.warn({ revoked_tokens: revoked }, `${why}: every access token is revoked`);
   };
+  /** Passkey registrations wait in the challenge store too (Redis when configured): one answer, a short life, bound to the caller. */
+  const registrations: RegistrationCeremonies = {
+    async start(owner, challenge, ttlSeconds) {
+      const id = randomId(24);
+      await challenges.create({ id, kind: 'registration', subject: owner, methods: ['webauthn'], expiresAt: clock.now() + ttlSeconds * 1000, failures: 0, smsSends: 0, smsCodeHash: null, webauthn: challenge });
+      return id;
+    },
+    async take(id, owner) {
+      const c = await challenges.get(id);
+      if (!c || c.kind !== 'registration' || c.subject !== owner) return null;
+      const value = await challenges.takeWebauthn(id);
+      await challenges.consume(id);
+      return value;
+    },
+  };
   return {
     auth,
     guard,
+    registrations,
     tokens,
     prepare,
     lockout,

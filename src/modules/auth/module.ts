@@ -20,6 +20,7 @@ export default defineModule({
   name: 'auth',
   doc: 'docs/auth.md',
   http: true,
+  audits: [{ action: 'mfa.passkey_clone_suspected', when: 'a passkey answered with a signature counter at or below the stored one (a possible copy of the key): the sign-in was refused' }],
   build: async (ctx) => {
     const [{ createAuthModule }, mfa, sms, apiKeys] = await Promise.all([import('./index.js'), ctx.get('mfa'), ctx.get('sms'), ctx.get('api-keys')]);
     const limits = (await ctx.get('limits')).service;
@@ -29,7 +30,24 @@ export default defineModule({
       windowSeconds: limits.value('api-auth-fail-window'),
       blockSeconds: limits.value('api-auth-block-seconds'),
     });
-    return createAuthModule(ctx.infra, { mfa: mfa.service, sms: sms.sender, apiKeys: apiKeys.service, lockoutLimits });
+    return createAuthModule(ctx.infra, {
+      mfa: mfa.service,
+      passkeys: mfa.passkeys,
+      // A counter that went backwards: the audit log keeps it (the assertion is refused).
+      onPasskeyClone: async ({ ip, passkeyId, name, stored, presented }) =>
+        (await ctx.get('audit')).service.record({
+          actor: ctx.infra.settings.adminUsername,
+          tokenId: null,
+          source: ip,
+          action: 'mfa.passkey_clone_suspected',
+          target: passkeyId,
+          summary: { name, stored_counter: stored, presented_counter: presented },
+          result: 'refused',
+        }),
+      sms: sms.sender,
+      apiKeys: apiKeys.service,
+      lockoutLimits,
+    });
   },
   commands: (program, cli) =>
     adminCommands(program, cli.runWith(async (ctx) => ctx.infra.settings, { database: false }), cli.runWith(admin, { redis: true }), cli.runIfMigrated(admin, { redis: true })),

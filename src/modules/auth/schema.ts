@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { MethodName } from '../mfa/index.js';
+import { AuthenticationCredential, MethodName } from '../mfa/index.js';
 
 // Request objects refuse unknown fields: a 422 naming the field (additionalProperties false).
 const strict = { additionalProperties: false } as const;
@@ -8,6 +8,12 @@ const Field = (max: number) => Type.String({ maxLength: max });
 export const LoginBody = Type.Object({ username: Field(256), password: Field(1024) }, strict);
 export const SmsSendBody = Type.Object({ challenge_id: Field(128) }, strict);
 export const VerifyBody = Type.Object({ challenge_id: Field(128), method: MethodName, code: Field(32) }, strict);
+export const PasskeyOptionsBody = Type.Object({ challenge_id: Field(128) }, strict);
+export const PasskeyVerifyBody = Type.Object({ challenge_id: Field(128), credential: AuthenticationCredential }, strict);
+export const PasskeyOptionsResponse = Type.Object(
+  { challenge_id: Type.String(), expires_in: Type.Integer(), options: Type.Record(Type.String(), Type.Unknown(), { description: 'PublicKeyCredentialRequestOptions as JSON, for navigator.credentials.get()' }) },
+  { title: 'PasskeyRequestOptions' },
+);
 export const LogoutBody = Type.Object({ access_token: Type.Optional(Field(512)) }, strict);
 
 export const AccessTokenResponse = Type.Object(

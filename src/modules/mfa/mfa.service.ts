@@ -32,6 +32,8 @@ export class MfaService {
       mfaRequired: boolean;
       smsDefaultRegion: CountryCode | undefined;
       recovery: RecoveryCodeService;
+      /** How many passkeys are registered (a passkey is the factor `webauthn`). */
+      passkeys: { count(): Promise<number>; removeAll(): Promise<void> };
       /** A factor was just enrolled (TOTP confirmed, SMS enabled): the tokens issued without one are revoked. */
       onFactorEnrolled?: () => Promise<unknown>;
     },
@@ -48,6 +50,7 @@ export class MfaService {
     if (row.sms_enabled === 1 && row.sms_phone !== null && (await this.providers.hasCredentials(this.smsProviderOf(row)))) {
       methods.push('sms');
     }
+    if ((await this.opts.passkeys.count()) > 0) methods.push('webauthn');
     return methods;
   }
 
@@ -70,6 +73,7 @@ export class MfaService {
       methods: await this.methodsOf(row),
       mfa_required: this.opts.mfaRequired,
       recovery_codes_remaining: await this.opts.recovery.remaining(),
+      passkeys: await this.opts.passkeys.count(),
     };
   }
 
@@ -200,10 +204,11 @@ export class MfaService {
     return this.status();
   }
 
-  /** For `admin mfa reset` on the host: both factors off, TOTP secret erased. */
+  /** For `admin mfa reset` on the host: every factor off, TOTP secret and passkeys erased, the passkey policy back to its default. */
   async resetAll(): Promise<MfaStatus> {
-    await this.repo.update({ totp_enabled: 0, totp_secret: null, totp_confirmed_at: null, totp_last_step: null, sms_enabled: 0 }, this.clock.now());
+    await this.repo.update({ totp_enabled: 0, totp_secret: null, totp_confirmed_at: null, totp_last_step: null, sms_enabled: 0, passkey_required: null, passkey_passwordless: null }, this.clock.now());
     await this.opts.recovery.erase();
+    await this.opts.passkeys.removeAll();
     return this.status();
   }
 }

@@ -2,12 +2,12 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 
 /** The second factors an administrator can enrol. */
-export const FactorName = Type.Union([Type.Literal('totp'), Type.Literal('sms')]);
+export const FactorName = Type.Union([Type.Literal('totp'), Type.Literal('sms'), Type.Literal('webauthn')]);
 export type Factor = Static<typeof FactorName>;
-/** What a challenge can be answered with: a factor, or a recovery code of TOTP. */
-export const MethodName = Type.Union([Type.Literal('totp'), Type.Literal('sms'), Type.Literal('recovery')]);
+/** What a challenge can be answered with: a factor (a passkey is `webauthn`), or a recovery code of TOTP. */
+export const MethodName = Type.Union([Type.Literal('totp'), Type.Literal('sms'), Type.Literal('recovery'), Type.Literal('webauthn')]);
 export type Method = Static<typeof MethodName>;
-export const METHODS: readonly Method[] = ['totp', 'sms', 'recovery'];
+export const METHODS: readonly Method[] = ['totp', 'sms', 'recovery', 'webauthn'];
 
 const strict = { additionalProperties: false } as const;
 
@@ -22,6 +22,7 @@ export const MfaStatus = Type.Object(
     methods: Type.Array(FactorName),
     mfa_required: Type.Boolean(),
     recovery_codes_remaining: Type.Integer({ description: 'unused recovery codes of TOTP' }),
+    passkeys: Type.Integer({ description: 'registered passkeys (GET /auth/mfa/passkeys lists them)' }),
   },
   { title: 'MfaStatus' },
 );

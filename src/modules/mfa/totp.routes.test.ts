@@ -42,7 +42,7 @@ for (const dialect of DIALECTS) {
       const s0 = await call(t, 'GET', '/auth/mfa', t.basic());
       expect(s0.body).toEqual({
         totp_enabled: false, totp_pending: false, totp_confirmed_at: null, sms_enabled: false,
-        sms_phone: null, sms_provider: null, methods: [], mfa_required: true, recovery_codes_remaining: 0,
+        sms_phone: null, sms_provider: null, methods: [], mfa_required: true, recovery_codes_remaining: 0, passkeys: 0,
       });
       const enroll = await call(t, 'POST', '/auth/mfa/totp/enroll', t.basic());
       expect(enroll.status).toBe(200);

@@ -6,7 +6,8 @@ import type { RouteErrors } from '../route-types.js';
 import { clearSessionCookie, DEV_SESSION_COOKIE, readCookie, SESSION_COOKIE, setSessionCookie } from './cookies.js';
 import type { PanelCallMarker } from './panel-call.js';
 import { PANEL_CALL_HEADER, REAUTH_HEADER } from './panel-call.js';
-import { LoginBody as PanelLoginBody, SmsSendBody as PanelSmsBody, VerifyBody as PanelVerifyBody } from '../auth/index.js';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { LoginBody as PanelLoginBody, PasskeyVerifyBody, SmsSendBody as PanelSmsBody, VerifyBody as PanelVerifyBody } from '../auth/index.js';
 import type { PanelSession, PanelSessionService } from './session.service.js';
 import { registerStaticPanel } from './static-routes.js';
 
@@ -87,7 +88,7 @@ export function panelRoutes(app: FastifyInstance, deps: PanelRouteDeps, errors: 
   r.post('/panel/session/login', { onRequest: sameOrigin, config: { retryAfter: true }, schema: { ...HIDDEN, body: PanelLoginBody, response: authErrors } }, async (req, reply) => {
     let answer;
     try {
-      answer = await auth.login(req.clientIp, req.body.username, req.body.password);
+      answer = await auth.login(req.clientIp, req.body.username, req.body.password, 'panel');
     } catch (err) {
       // Login refuses a right password only while MFA is required and no factor is enrolled yet. The API's
       // way to enrol then is Basic on the /auth/mfa setup paths; the panel's is a session whose token has
@@ -103,9 +104,22 @@ export function panelRoutes(app: FastifyInstance, deps: PanelRouteDeps, errors: 
   r.post('/panel/session/sms', { onRequest: sameOrigin, schema: { ...HIDDEN, body: PanelSmsBody, response: authErrors } }, (req) => auth.sendSms(req.clientIp, req.body.challenge_id));
 
   r.post('/panel/session/verify', { onRequest: sameOrigin, config: { retryAfter: true }, schema: { ...HIDDEN, body: PanelVerifyBody, response: authErrors } }, async (req, reply) => {
-    const token = await auth.verify(req.clientIp, req.body.challenge_id, req.body.method, req.body.code);
+    const token = await auth.verify(req.clientIp, req.body.challenge_id, req.body.method, req.body.code, 'panel');
     return startSession(req, reply, token);
   });
+  // Passkeys: the second factor of a challenge, or (when turned on) the whole sign-in.
+  r.post('/panel/session/webauthn/options', { onRequest: sameOrigin, schema: { ...HIDDEN, body: PanelSmsBody, response: authErrors } }, (req) => auth.webauthnOptions(req.clientIp, req.body.challenge_id));
+  r.post('/panel/session/webauthn/verify', { onRequest: sameOrigin, config: { retryAfter: true }, schema: { ...HIDDEN, body: PasskeyVerifyBody, response: authErrors } }, async (req, reply) => {
+    const token = await auth.verifyWebauthn(req.clientIp, req.body.challenge_id, req.body.credential as unknown as AuthenticationResponseJSON);
+    return startSession(req, reply, token);
+  });
+  r.post('/panel/session/passkey/options', { onRequest: sameOrigin, config: { bodyOptional: true }, schema: { ...HIDDEN, response: authErrors } }, (req) => auth.passwordlessOptions(req.clientIp));
+  r.post('/panel/session/passkey/verify', { onRequest: sameOrigin, config: { retryAfter: true }, schema: { ...HIDDEN, body: PasskeyVerifyBody, response: authErrors } }, async (req, reply) => {
+    const token = await auth.passwordlessVerify(req.clientIp, req.body.challenge_id, req.body.credential as unknown as AuthenticationResponseJSON);
+    return startSession(req, reply, token);
+  });
+  // Whether the sign-in page offers "Sign in with a passkey" (nothing secret: the switch only).
+  r.get('/panel/session/options', { onRequest: sameOrigin, schema: HIDDEN }, async () => ({ passwordless: await auth.passwordlessAvailable() }));
 
   r.get('/panel/session', { onRequest: withSession, schema: HIDDEN }, (req) => sessionView(req.panelSession as PanelSession));
 
