@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { bytes, ErrorNote, Field, firstOf, formErrors, Page, ShownOnce, useAction, when } from '../ui';
+import { bytes, ErrorNote, Field, firstOf, formErrors, Page, ShownOnce, useAction, when, hashParam } from '../ui';
 import type { ApiError } from '../api';
 import { List, useVersion } from '../list';
 
@@ -44,7 +44,8 @@ export function Accounts() {
         label="Accounts"
         path="/accounts"
         version={version}
-        filters={[{ name: 'domain', label: 'Domain' }]}
+        filters={[{ name: 'q', label: 'Address contains', hint: 'part of an address' }, { name: 'domain', label: 'Domain' }]}
+        initial={{ q: hashParam('q'), domain: hashParam('domain') }}
         rowKey={(a) => a.id}
         empty="No accounts."
         columns={[

@@ -1,28 +1,16 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
-import { bytes, described, ErrorNote, FieldMessage, formErrors, JobProgress, Page, useAction, useJob, useLoad, when } from '../ui';
+import { bytes, described, ErrorNote, FieldMessage, formErrors, JobProgress, Page, useAction, useJob, useLoad, when, useFocusSetting } from '../ui';
 import type { FormErrors } from '../ui';
 import type { ApiError } from '../api';
 import { List, useVersion } from '../list';
+import { BACKUP_FIELDS as KEYS } from './backup-fields';
 
 export type BackupRecord = { id: string; path: string; type: 'full' | 'incremental'; parent: string | null; created_at: string; completed_at: string; size: number; files: number; verified_at: string | null; verify_ok: boolean | null };
 export type VerifyReport = { backup: string | null; chain: string[]; verified_at: string; ok: boolean; problems: string[] };
 type Settings = Record<string, string | number>;
 export type BackupShow = { settings: Settings; last_backup: BackupRecord | null; last_verify: VerifyReport | null };
 
-/** The settings the page edits, with what each takes (the API checks them; its message shows at the key). */
-const KEYS: { key: string; label: string; hint: string }[] = [
-  { key: 'TYPE', label: 'Type', hint: 'auto (full on the full weekday, else incremental), full or incremental' },
-  { key: 'FULL_WEEKDAY', label: 'Full backup weekday', hint: 'Sun … Sat' },
-  { key: 'RETENTION_DAYS', label: 'Keep backups (days)', hint: 'whole days, at least 1' },
-  { key: 'ONCALENDAR', label: 'When (systemd calendar)', hint: 'e.g. *-*-* 02:30:00; several separated by ;' },
-  { key: 'COMPRESSION', label: 'Compression', hint: 'gzip, zstd or none' },
-  { key: 'INCLUDE_REDIS', label: 'Include Redis', hint: 'yes or no' },
-  { key: 'LOCAL_DIR', label: 'Local directory', hint: 'an absolute path' },
-  { key: 'REMOTE_TARGETS', label: 'Remote targets', hint: 'space-separated <remote>:<path> (rclone remotes)' },
-  { key: 'STORAGE_TYPE', label: 'Storage', hint: 'local or remote' },
-  { key: 'STORAGE_REMOTE_NAME', label: 'Storage remote name', hint: 'the rclone remote, for remote storage' },
-];
 
 /** Where the settings form shows the API's message: at the key it names as a field, or whose MAILSVC_BACKUP_<KEY> its detail names. */
 const settingErrors = (error: ApiError | null): FormErrors =>
@@ -137,6 +125,7 @@ function BackupSettings({ settings: inForce }: { settings: Settings }) {
     });
   };
   const errors = settingErrors(save.error);
+  useFocusSetting('backup-');
   return (
     <form onSubmit={submit} aria-label="Backup settings">
       <h2>Settings</h2>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorNote, Field, formErrors, Page, useAction, when } from '../ui';
+import { ErrorNote, Field, formErrors, Page, useAction, when, hashParam } from '../ui';
 import { List, useVersion } from '../list';
 
 type Domain = { id: number; name: string; active: boolean; accounts?: number; aliases?: number; created_at: string };
@@ -33,6 +33,8 @@ export function Domains() {
         label="Domains"
         path="/domains"
         version={version}
+        filters={[{ name: 'q', label: 'Name contains', hint: 'part of a domain name' }]}
+        initial={{ q: hashParam('q') }}
         rowKey={(d) => d.id}
         empty="No domains yet."
         columns={[

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { described, ErrorNote, FieldMessage, formErrors, Page, plural, useAction, useLoad } from '../ui';
+import { described, ErrorNote, FieldMessage, formErrors, Page, plural, useAction, useLoad, useFocusSetting } from '../ui';
 import { LIMITS, LimitValueError, parseLimitValue } from '../../../src/shared/limit-keys.js';
 
 /**
@@ -22,6 +22,7 @@ function Editor({ data, reload, saved, setSaved }: EditorProps) {
   const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(Object.entries(data).map(([k, v]) => [k, String(v)])));
   const [local, setLocal] = useState<Record<string, string>>({});
   const save = useAction();
+  useFocusSetting('limit-');
 
   const errors = formErrors(save.error, LIMITS.map((l) => l.key));
   const changed = Object.keys(draft).filter((k) => current.data && draft[k] !== String(current.data[k]));
