@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { formatUnit, UnitInput } from '../controls';
 import { api } from '../api';
 import { described, ErrorNote, FieldMessage, formErrors, Page, plural, useAction, useLoad, useFocusSetting } from '../ui';
 import { LIMITS, LimitValueError, parseLimitValue } from '../../../src/shared/limit-keys.js';
@@ -62,14 +63,18 @@ function Editor({ data, reload, saved, setSaved }: EditorProps) {
                   <tr key={l.key}>
                     <th scope="row"><label for={id}>{l.key}</label><br /><small>{l.description}</small></th>
                     <td>
-                      <input id={id} name={l.key} value={draft[l.key] ?? ''} inputMode="decimal" {...described(id, msg)}
-                        onInput={(e) => setDraft({ ...draft, [l.key]: (e.currentTarget as HTMLInputElement).value })} />
+                      {l.type === 'size' || l.type === 'duration' ? (
+                        <UnitInput id={id} unit={l.unit} value={draft[l.key] ?? ''} aria={described(id, msg)} onChange={(v) => setDraft((d) => ({ ...d, [l.key]: v }))} />
+                      ) : (
+                        <input id={id} name={l.key} value={draft[l.key] ?? ''} inputMode="decimal" {...described(id, msg)}
+                          onInput={(e) => setDraft({ ...draft, [l.key]: (e.currentTarget as HTMLInputElement).value })} />
+                      )}
                       <FieldMessage id={id} message={msg} />
                       {saved.includes(l.key) && !msg && <small class="ok"> saved</small>}
                     </td>
                     <td>{l.unit}</td>
-                    <td>{l.default}</td>
-                    <td>{l.allowed ? l.allowed.join(', ') : `${l.min}–${l.max}`}</td>
+                    <td>{l.type === 'size' || l.type === 'duration' ? formatUnit(l.default, l.unit) : l.default}</td>
+                    <td>{l.allowed ? l.allowed.join(', ') : l.type === 'size' || l.type === 'duration' ? `${formatUnit(l.min, l.unit)}–${formatUnit(l.max, l.unit)}` : `${l.min}–${l.max}`}</td>
                   </tr>
                 );
               })}
