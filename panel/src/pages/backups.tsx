@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
-import { bytes, described, ErrorNote, FieldMessage, formErrors, JobProgress, Page, useAction, useJob, useLoad, when, useFocusSetting } from '../ui';
+import { bytes, ErrorNote, formErrors, JobProgress, Page, useAction, useJob, useLoad, when, useFocusSetting } from '../ui';
 import type { FormErrors } from '../ui';
 import type { ApiError } from '../api';
 import { List, useVersion } from '../list';
