@@ -143,7 +143,7 @@ describe.skipIf(unavailable !== null)('the panel administrators enjoy (Chromium,
     await page.getByRole('option', { name: /Nothing matches/ }).waitFor();
     await jump.press('Escape');
     expect(await jump.getAttribute('aria-expanded')).toBe('false');
-  });
+  }, 60_000);
 
   it('builds the backup settings from the API\'s schema: enum → segmented or select (the test\'s schema change shows), yes/no → switch, days with their unit, the calendar picker with systemd\'s next runs, a list as chips; each with its default and source', async () => {
     await go('backups');
@@ -191,7 +191,7 @@ describe.skipIf(unavailable !== null)('the panel administrators enjoy (Chromium,
 
     // Save the switch, a choice and the calendar: stored, and the form says so.
     await redis.check();
-    await control('TYPE').getByText('full', { exact: true }).click();
+    await control('TYPE').getByRole('radio', { name: 'full', exact: true }).check();
     await form.locator('#backup-RETENTION_DAYS').fill('30');
     await form.getByRole('button', { name: /Save 4 change/ }).click();
     await form.getByText(/^Saved /).waitFor();
