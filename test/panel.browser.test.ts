@@ -712,7 +712,7 @@ describe.skipIf(unavailable !== null)('the web panel in Chromium, against the re
     await page.keyboard.type(await nextCode());
     await page.keyboard.press('Enter');
     await dialog.waitFor({ state: 'detached' });
-    await expect.poll(async () => (await viaPanel('/domains/kbd.example')).status).toBe(404);
+    await expect.poll(async () => (await viaPanel('/domains/kbd.example')).status, { timeout: 30_000 }).toBe(404);
     await expect.poll(() => page.getByRole('cell', { name: 'kbd.example', exact: true }).count()).toBe(0);
   }, 150_000);
 
