@@ -47,9 +47,9 @@ export function TrafficChart({ timeline, title }: { timeline: Timeline; title: s
   return (
     <figure class="chart">
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={summary} data-testid="traffic-chart" data-total={totals.inbound + totals.outbound + totals.local}>
-        <line x1={PAD.left} y1={PAD.top + plotH} x2={W - PAD.right} y2={PAD.top + plotH} stroke="#59616b" />
-        <text x={PAD.left - 4} y={PAD.top + 8} text-anchor="end" font-size="11" fill="#1b1f24">{max}</text>
-        <text x={PAD.left - 4} y={PAD.top + plotH} text-anchor="end" font-size="11" fill="#1b1f24">0</text>
+        <line x1={PAD.left} y1={PAD.top + plotH} x2={W - PAD.right} y2={PAD.top + plotH} stroke="currentColor" />
+        <text x={PAD.left - 4} y={PAD.top + 8} text-anchor="end" font-size="11" fill="currentColor">{max}</text>
+        <text x={PAD.left - 4} y={PAD.top + plotH} text-anchor="end" font-size="11" fill="currentColor">0</text>
         {bars.map((b, i) => {
           let base = PAD.top + plotH;
           return (
@@ -63,7 +63,7 @@ export function TrafficChart({ timeline, title }: { timeline: Timeline; title: s
           );
         })}
         {ticks.map((i) => (
-          <text key={i} x={PAD.left + i * bw + bw / 2} y={H - 6} text-anchor={i === 0 && bars.length > 1 ? 'start' : i === bars.length - 1 && bars.length > 1 ? 'end' : 'middle'} font-size="11" fill="#1b1f24">
+          <text key={i} x={PAD.left + i * bw + bw / 2} y={H - 6} text-anchor={i === 0 && bars.length > 1 ? 'start' : i === bars.length - 1 && bars.length > 1 ? 'end' : 'middle'} font-size="11" fill="currentColor">
             {label(bars[i]?.start ?? 0, timeline.bucket)}
           </text>
         ))}

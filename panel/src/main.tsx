@@ -4,7 +4,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { dropPrefetched, onSessionEvents, session, setSession } from './api';
 import type { Session } from './api';
 import { SignIn } from './signin';
-import { PAGES } from './pages';
+import { GROUPS, PAGES } from './pages';
+import { Search } from './search';
 import { prefetchDashboard } from './pages/dashboard';
 import './style.css';
 
@@ -41,7 +42,7 @@ function Dialog({ labelledBy, onCancel, children }: { labelledBy: string; onCanc
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const before = lastFocus;
-    const behind = [...document.querySelectorAll<HTMLElement>('body > #app > :not(.backdrop)')];
+    const behind = [...document.querySelectorAll<HTMLElement>('#app > .shell > :not(.backdrop)')];
     for (const el of behind) el.inert = true;
     const first = box.current?.querySelector<HTMLElement>('input[type=password]') ?? box.current?.querySelector<HTMLElement>(FOCUSABLE);
     first?.focus();
@@ -86,7 +87,11 @@ function Dialog({ labelledBy, onCancel, children }: { labelledBy: string; onCanc
 function App() {
   const [state, setState] = useState<'loading' | 'out' | 'in'>('loading');
   const [route, setRoute] = useState(routeOf());
+  // The whole hash: a jump to the same page with other parameters (a domain found by the search) starts it afresh.
+  const [hash, setHash] = useState(location.hash);
   const [reauth, setReauth] = useState(false);
+  /** The small-screen menu is open (the sidebar is always shown on a wide screen). */
+  const [menu, setMenu] = useState(false);
   const main = useRef<HTMLElement>(null);
 
   useEffect(() => {
@@ -99,12 +104,12 @@ function App() {
       (s) => (setSession(s), setState('in')),
       () => (dropPrefetched(), setState('out')),
     );
-    const onHash = () => setRoute(routeOf());
+    const onHash = () => (setRoute(routeOf()), setHash(location.hash));
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);
   // Keyboard and screen-reader users land on the new page's heading.
-  useEffect(() => main.current?.querySelector<HTMLElement>('h1')?.focus(), [route, state]);
+  useEffect(() => main.current?.querySelector<HTMLElement>('h1')?.focus(), [hash, state]);
 
   const signedIn = (s: Session) => (setSession(s), setState('in'));
   const finishReauth = (ok: boolean, s?: Session) => {
@@ -130,22 +135,31 @@ function App() {
   }
   const page = PAGES.find((p) => p.id === route) ?? PAGES[0]!;
   const Current = page.component;
+  const link = (p: (typeof PAGES)[number]) => (
+    <li key={p.id}><a href={`#/${p.id}`} aria-current={p.id === page.id ? 'page' : undefined} onClick={() => setMenu(false)}>{p.nav ?? p.title}</a></li>
+  );
   return (
-    <>
+    <div class={`shell${menu ? ' menu-open' : ''}`}>
       <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), main.current?.querySelector<HTMLElement>('h1')?.focus())}>Skip to content</a>
-      <header>
-        <strong>mailsvc</strong>
-        <nav aria-label="Pages">
-          <ul>
-            {PAGES.map((p) => (
-              <li key={p.id}><a href={`#/${p.id}`} aria-current={p.id === page.id ? 'page' : undefined}>{p.title}</a></li>
-            ))}
-          </ul>
-        </nav>
-        <button type="button" onClick={() => void signOut()}>Sign out</button>
+      <header class="top">
+        <button type="button" class="menu-button secondary" aria-expanded={menu ? 'true' : 'false'} aria-controls="sidebar" onClick={() => setMenu(!menu)}>
+          <span aria-hidden="true">☰</span> Menu
+        </button>
+        <strong class="brand">mailsvc</strong>
+        <Search />
+        <button type="button" class="secondary" onClick={() => void signOut()}>Sign out</button>
       </header>
+      <nav id="sidebar" class="sidebar" aria-label="Pages">
+        <ul class="nav-top">{PAGES.filter((p) => p.group === null).map(link)}</ul>
+        {GROUPS.map((g) => (
+          <div class="nav-group" key={g}>
+            <h2 id={`nav-${g}`}>{g}</h2>
+            <ul aria-labelledby={`nav-${g}`}>{PAGES.filter((p) => p.group === g).map(link)}</ul>
+          </div>
+        ))}
+      </nav>
       <main id="main" ref={main}>
-        <Current />
+        <Current key={hash} />
       </main>
       {reauth && (
         <Dialog labelledBy="reauth-title" onCancel={() => finishReauth(false)}>
@@ -154,7 +168,7 @@ function App() {
           <button type="button" class="link" onClick={() => finishReauth(false)}>Cancel</button>
         </Dialog>
       )}
-    </>
+    </div>
   );
 }
 

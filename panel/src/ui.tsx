@@ -235,4 +235,22 @@ export function JobProgress({ job, label }: { job: Job | null; label: string }) 
   );
 }
 
+
+/** The current route's query parameter (`#/page?name=value`). */
+export const hashParam = (name: string): string => new URLSearchParams(location.hash.split('?')[1] ?? '').get(name) ?? '';
+
+/** A page reached through the search for one of its settings (`?setting=KEY`) focuses that setting's input (id `<prefix><KEY>`) once it is drawn (`ready`). */
+export function useFocusSetting(prefix: string, ready = true): void {
+  const done = useRef(false);
+  useEffect(() => {
+    const key = hashParam('setting');
+    if (!key || !ready || done.current) return;
+    const el = document.getElementById(`${prefix}${key}`);
+    if (!el) return;
+    done.current = true;
+    el.scrollIntoView({ block: 'center' });
+    el.focus();
+  }, [ready]);
+}
+
 export { bytes, plural } from './format';

@@ -25,6 +25,27 @@ export function restoreAllowList(h: Pick<HelperSettings, 'postfixConfigDir' | 'd
 
 export const BACKUP_WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 export const BACKUP_COMPRESSIONS = ['gzip', 'zstd', 'none'] as const;
+export const BACKUP_TYPES = ['auto', 'full', 'incremental'] as const;
+export const BACKUP_DB_MODES = ['logical', 'physical'] as const;
+export const BACKUP_STORAGE_TYPES = ['local', 'remote'] as const;
+export const YES_NO = ['yes', 'no'] as const;
+
+/**
+ * The defaults of the backup settings, as MAILSVC_BACKUP_* text: read here,
+ * and the `default` of each key in the API's schema (the panel shows it).
+ */
+export const BACKUP_DEFAULTS = {
+  TYPE: 'auto',
+  FULL_WEEKDAY: 'Sun',
+  DB_MODE: 'logical',
+  RETENTION_DAYS: '14',
+  REMOTE_TARGETS: '',
+  ONCALENDAR: '*-*-* 02:30:00',
+  COMPRESSION: 'gzip',
+  INCLUDE_REDIS: 'no',
+  STORAGE_TYPE: 'local',
+  STORAGE_REMOTE_NAME: '',
+} as const;
 
 export type BackupSettings = Readonly<{
   /** MAILSVC_BACKUP_TYPE: auto (full on FULL_WEEKDAY, else incremental), full, or incremental (full when no chain exists). */
@@ -81,7 +102,7 @@ export function parseRemoteTarget(entry: string): { remote: string; path: string
 export function loadBackupSettings(src: Source, dataDir: string, configFile: string, opts: { trusted?: Source; daemonPaths?: string[]; checkout?: boolean } = {}): BackupSettings {
   const trusted = opts.trusted ?? src;
   const p = 'MAILSVC_BACKUP_';
-  const storageType = oneOf(src, `${p}STORAGE_TYPE`, ['local', 'remote'] as const, 'local');
+  const storageType = oneOf(src, `${p}STORAGE_TYPE`, BACKUP_STORAGE_TYPES, BACKUP_DEFAULTS.STORAGE_TYPE);
   const storageRemoteName = val(src, `${p}STORAGE_REMOTE_NAME`);
   let remoteTargets = (val(src, `${p}REMOTE_TARGETS`) ?? '').split(/\s+/).filter(Boolean);
   for (const t of remoteTargets) if (!parseRemoteTarget(t)) throw new SettingsError(`${p}REMOTE_TARGETS`, `"${t}" is not <remote>:<path> (an rclone remote name, a colon, a path)`);
@@ -90,23 +111,23 @@ export function loadBackupSettings(src: Source, dataDir: string, configFile: str
     if (!storageRemoteName || !parseRemoteTarget(`${storageRemoteName}:`)) throw new SettingsError(`${p}STORAGE_TYPE`, 'remote needs MAILSVC_BACKUP_REMOTE_TARGETS or MAILSVC_BACKUP_STORAGE_REMOTE_NAME (an rclone remote name)');
     remoteTargets = [`${storageRemoteName}:mailsvc-backups`];
   }
-  const retention = val(src, `${p}RETENTION_DAYS`) ?? '14';
+  const retention = val(src, `${p}RETENTION_DAYS`) ?? BACKUP_DEFAULTS.RETENTION_DAYS;
   if (!/^\d+$/.test(retention) || Number(retention) < 1 || Number(retention) > 36_500) throw new SettingsError(`${p}RETENTION_DAYS`, 'must be a whole number of days from 1 to 36500');
-  const onCalendar = (val(src, `${p}ONCALENDAR`) ?? '*-*-* 02:30:00').split(/\r?\n|;/).map((l) => l.trim()).filter(Boolean);
+  const onCalendar = (val(src, `${p}ONCALENDAR`) ?? BACKUP_DEFAULTS.ONCALENDAR).split(/\r?\n|;/).map((l) => l.trim()).filter(Boolean);
   const mailStorage = absolute(src, 'MAILSVC_MAIL_STORAGE', '/var/vmail');
   const configPaths = (val(src, `${p}CONFIG_PATHS`) ?? (opts.daemonPaths ?? ['/etc/postfix', '/etc/dovecot', '/etc/rspamd/local.d', '/etc/rspamd/dkim', '/etc/fail2ban/jail.d', '/etc/default/postsrsd']).join(' ')).split(/\s+/).filter(Boolean);
   for (const c of configPaths) if (!isAbsolute(c)) throw new SettingsError(`${p}CONFIG_PATHS`, `"${c}" is not an absolute path`);
   return Object.freeze({
-    type: oneOf(src, `${p}TYPE`, ['auto', 'full', 'incremental'] as const, 'auto'),
-    fullWeekday: oneOf(src, `${p}FULL_WEEKDAY`, BACKUP_WEEKDAYS, 'Sun'),
-    dbMode: oneOf(src, `${p}DB_MODE`, ['logical', 'physical'] as const, 'logical'),
+    type: oneOf(src, `${p}TYPE`, BACKUP_TYPES, BACKUP_DEFAULTS.TYPE),
+    fullWeekday: oneOf(src, `${p}FULL_WEEKDAY`, BACKUP_WEEKDAYS, BACKUP_DEFAULTS.FULL_WEEKDAY),
+    dbMode: oneOf(src, `${p}DB_MODE`, BACKUP_DB_MODES, BACKUP_DEFAULTS.DB_MODE),
     localDir: absolute(trusted, `${p}LOCAL_DIR`, '/var/backups/mailsvc'),
     manifestKeyFile: absolute(trusted, `${p}MANIFEST_KEY_FILE`, opts.checkout ? join(dataDir, 'backup-manifest.key') : '/etc/mailsvc/backup-manifest.key'),
     retentionDays: Number(retention),
     remoteTargets,
     onCalendar,
-    compression: oneOf(src, `${p}COMPRESSION`, BACKUP_COMPRESSIONS, 'gzip'),
-    includeRedis: oneOf(src, `${p}INCLUDE_REDIS`, ['yes', 'no'] as const, 'no') === 'yes',
+    compression: oneOf(src, `${p}COMPRESSION`, BACKUP_COMPRESSIONS, BACKUP_DEFAULTS.COMPRESSION),
+    includeRedis: oneOf(src, `${p}INCLUDE_REDIS`, YES_NO, BACKUP_DEFAULTS.INCLUDE_REDIS) === 'yes',
     storageType,
     storageRemoteName,
     mailStorage,

@@ -65,7 +65,9 @@ export async function buildApp(modules: Modules, opts: { routes?: RouteEntry[] }
       void (reply as unknown as FastifyReply).status(400).send({ detail: error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Bad request' });
     },
     // Types in bodies are exact (no "1" for 1); an unknown field is a 422 naming it, never dropped silently.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    // `x-unit`, `x-control` and `x-default` annotate a field for the panel's controls (docs/panel.md); they validate
+    // nothing (a JSON-schema `default` would be filled into the request by the validator).
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, keywords: ['x-unit', 'x-control', 'x-default'] } },
     // What Node's parser refuses (unknown method, 431, 408) keeps the API's error shape too.
     clientErrorHandler,
   });

@@ -80,8 +80,8 @@ export async function startPanelStack(databaseUrl: string, env: Record<string, s
   };
   const helper: ChildProcess = spawn('ip', ['netns', 'exec', ns, process.execPath, CLI_BIN, 'helper', 'serve'], {
     // The helper reads the daemons' places from its own environment: the private copies above, or the
-    // test's own (the Postfix queue's config dir, the Rspamd directory whose dkim/ and local.d/ the DKIM actions write).
-    env: { PATH: process.env.PATH ?? '', MAILSVC_HELPER: `unix:${sock}`, MAILSVC_DATA_DIR: run, ...daemonPlaces, ...Object.fromEntries(Object.entries(env).filter(([k]) => k === 'MAILSVC_POSTFIX_CONFIG_DIR' || k in daemonPlaces)) },
+    // test's own (the Postfix queue's config dir, a private fail2ban's socket and config, the Rspamd directory whose dkim/ and local.d/ the DKIM actions write).
+    env: { PATH: process.env.PATH ?? '', MAILSVC_HELPER: `unix:${sock}`, MAILSVC_DATA_DIR: run, ...daemonPlaces, ...Object.fromEntries(Object.entries(env).filter(([k]) => k === 'MAILSVC_POSTFIX_CONFIG_DIR' || k === 'MAILSVC_FAIL2BAN_SOCKET' || k in daemonPlaces)) },
     stdio: 'ignore',
   });
   for (let i = 0; i < 100 && !existsSync(sock); i += 1) await new Promise((r) => setTimeout(r, 100));

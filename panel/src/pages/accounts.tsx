@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { bytes, ErrorNote, Field, firstOf, formErrors, Page, ShownOnce, useAction, when } from '../ui';
+import { bytes, ErrorNote, Field, firstOf, formErrors, Page, ShownOnce, useAction, when, hashParam } from '../ui';
 import type { ApiError } from '../api';
 import { List, useVersion } from '../list';
 
@@ -15,6 +15,7 @@ export function Accounts() {
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
   const create = useAction();
   const row = useAction();
+  const [added, setAdded] = useState<string | null>(null);
 
   const errors = formErrors(create.error, ['address', 'password', 'display_name', 'quota_bytes'], { primary: 'address' });
   const add = (e: Event) => {
@@ -23,7 +24,9 @@ export function Accounts() {
       const body: Record<string, unknown> = { address: form.address.trim(), password: form.password };
       if (form.display_name) body.display_name = form.display_name;
       if (form.quota) body.quota_bytes = Math.round(Number(form.quota) * MIB);
-      await api('POST', '/accounts', body);
+      setAdded(null);
+      const made = await api<Account>('POST', '/accounts', body);
+      setAdded(made.address);
       setForm({ address: '', password: '', display_name: '', quota: '' });
       reload();
     });
@@ -39,14 +42,16 @@ export function Accounts() {
         <Field label="Quota (MiB, empty for none)" name="quota_bytes" value={form.quota} onInput={set('quota')} errors={errors} inputMode="numeric" />
         <button type="submit" disabled={create.busy}>Add account</button>
       </form>
+      {added && <QuickAppPassword key={added} account={added} />}
       <ErrorNote error={row.error} />
       <List<Account>
         label="Accounts"
         path="/accounts"
         version={version}
-        filters={[{ name: 'domain', label: 'Domain' }]}
+        filters={[{ name: 'q', label: 'Address contains', hint: 'part of an address' }, { name: 'domain', label: 'Domain' }]}
+        initial={{ q: hashParam('q'), domain: hashParam('domain') }}
         rowKey={(a) => a.id}
-        empty="No accounts."
+        empty="No accounts here: add one above (its domain must exist first)."
         columns={[
           { title: 'Address', cell: (a) => a.address },
           { title: 'Name', cell: (a) => a.display_name },
@@ -147,5 +152,32 @@ export function AppPasswords() {
         </>
       )}
     </Page>
+  );
+}
+
+/** Right after an account is made: its first app password, shown once with Copy, without going to another page. */
+function QuickAppPassword({ account }: { account: string }) {
+  const [name, setName] = useState('');
+  const [created, setCreated] = useState<{ name: string; password: string } | null>(null);
+  const create = useAction();
+  const errors = formErrors(create.error, ['name'], { primary: 'name' });
+  const add = (e: Event) => {
+    e.preventDefault();
+    void create.run(async () => {
+      const made = await api<{ name: string; password: string }>('POST', `/accounts/${encodeURIComponent(account)}/app-passwords`, { name: name.trim() });
+      setCreated({ name: made.name, password: made.password });
+      setName('');
+    });
+  };
+  return (
+    <section class="card" aria-labelledby="quick-app-h" data-testid="account-added">
+      <h2 id="quick-app-h"><span aria-hidden="true">✓ </span>{account} added</h2>
+      <form class="row" onSubmit={add} aria-label={`App password for ${account}`}>
+        <Field label="Name of the new app password" name="name" value={name} onInput={setName} errors={errors} required hint="e.g. phone, laptop: one for each mail client" />
+        <button type="submit" disabled={create.busy}>Create app password</button>
+      </form>
+      {created && <ShownOnce label={`App password "${created.name}"`} value={created.password} />}
+      <p><a href={`#/app-passwords?account=${encodeURIComponent(account)}`}>All app passwords of {account}</a></p>
+    </section>
   );
 }

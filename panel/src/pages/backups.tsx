@@ -1,32 +1,21 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
-import { bytes, described, ErrorNote, FieldMessage, formErrors, JobProgress, Page, useAction, useJob, useLoad, when } from '../ui';
+import { bytes, ErrorNote, formErrors, JobProgress, Page, useAction, useJob, useLoad, when, useFocusSetting } from '../ui';
 import type { FormErrors } from '../ui';
 import type { ApiError } from '../api';
 import { List, useVersion } from '../list';
+import { BACKUP_FIELDS as KEYS } from './backup-fields';
+import { bodySchema, SchemaControl } from '../controls';
 
 export type BackupRecord = { id: string; path: string; type: 'full' | 'incremental'; parent: string | null; created_at: string; completed_at: string; size: number; files: number; verified_at: string | null; verify_ok: boolean | null };
 export type VerifyReport = { backup: string | null; chain: string[]; verified_at: string; ok: boolean; problems: string[] };
 type Settings = Record<string, string | number>;
-export type BackupShow = { settings: Settings; last_backup: BackupRecord | null; last_verify: VerifyReport | null };
+export type BackupShow = { settings: Settings; sources: Record<string, string>; last_backup: BackupRecord | null; last_verify: VerifyReport | null };
 
-/** The settings the page edits, with what each takes (the API checks them; its message shows at the key). */
-const KEYS: { key: string; label: string; hint: string }[] = [
-  { key: 'TYPE', label: 'Type', hint: 'auto (full on the full weekday, else incremental), full or incremental' },
-  { key: 'FULL_WEEKDAY', label: 'Full backup weekday', hint: 'Sun … Sat' },
-  { key: 'RETENTION_DAYS', label: 'Keep backups (days)', hint: 'whole days, at least 1' },
-  { key: 'ONCALENDAR', label: 'When (systemd calendar)', hint: 'e.g. *-*-* 02:30:00; several separated by ;' },
-  { key: 'COMPRESSION', label: 'Compression', hint: 'gzip, zstd or none' },
-  { key: 'INCLUDE_REDIS', label: 'Include Redis', hint: 'yes or no' },
-  { key: 'LOCAL_DIR', label: 'Local directory', hint: 'an absolute path' },
-  { key: 'REMOTE_TARGETS', label: 'Remote targets', hint: 'space-separated <remote>:<path> (rclone remotes)' },
-  { key: 'STORAGE_TYPE', label: 'Storage', hint: 'local or remote' },
-  { key: 'STORAGE_REMOTE_NAME', label: 'Storage remote name', hint: 'the rclone remote, for remote storage' },
-];
 
 /** Where the settings form shows the API's message: at the key it names as a field, or whose MAILSVC_BACKUP_<KEY> its detail names. */
 const settingErrors = (error: ApiError | null): FormErrors =>
-  formErrors(error, KEYS.map((k) => k.key), { primary: (e) => KEYS.find(({ key }) => new RegExp(`MAILSVC_BACKUP_${key}\\b`).test(e.detail))?.key });
+  formErrors(error, KEYS.map((k) => k.key), { primary: (e) => KEYS.find(({ key }) => new RegExp(`(MAILSVC_BACKUP_${key}\\b|^${key}:)`).test(e.detail))?.key });
 
 const verifyText = (b: BackupRecord): string => (b.verify_ok === null ? 'not verified' : b.verify_ok ? `verified ${when(b.verified_at)}` : `verify FAILED ${when(b.verified_at)}`);
 
@@ -39,7 +28,12 @@ export function Backups() {
   const [verifyId, setVerifyId] = useState<string | null>(null);
   const run = useAction();
   const verify = useAction();
-  const runJob = useJob<BackupRecord>(runId, reload);
+  const [thenVerify, setThenVerify] = useState(true);
+  // A backup that ends well is verified at once when asked: one click from "run" to "verified".
+  const runJob = useJob<BackupRecord>(runId, (j) => {
+    reload();
+    if (j.state === 'succeeded' && thenVerify) void verify.run(async () => setVerifyId((await api<{ job_id: string }>('POST', '/admin/backups/verify')).job_id));
+  });
   const verifyJob = useJob<VerifyReport>(verifyId, reload);
   const busy = (j: typeof runJob | typeof verifyJob) => j !== null && (j.state === 'queued' || j.state === 'running');
   const s = show.data;
@@ -76,6 +70,11 @@ export function Backups() {
         <label class="choice"><input type="radio" name="backup-kind" checked={!full} onChange={() => setFull(false)} /> As the settings say ({s ? String(s.settings.TYPE) : '…'})</label>
         <label class="choice"><input type="radio" name="backup-kind" checked={full} onChange={() => setFull(true)} /> Full</label>
       </fieldset>
+      <label class="switch">
+        <input type="checkbox" role="switch" checked={thenVerify} onChange={(e) => setThenVerify((e.currentTarget as HTMLInputElement).checked)} />
+        <span class="track" aria-hidden="true" /> Verify it when it is done <span class="switch-state">{thenVerify ? 'on' : 'off'}</span>
+      </label>
+      <br />
       <button type="button" disabled={run.busy || busy(runJob) || busy(verifyJob)} onClick={() => void run.run(async () => setRunId((await api<{ job_id: string }>('POST', '/admin/backups', full ? { full: true } : {})).job_id))}>
         Run backup now
       </button>
@@ -98,7 +97,7 @@ export function Backups() {
         path="/admin/backups"
         version={version}
         rowKey={(b) => b.id}
-        empty="No backups yet."
+        empty="No backups yet: run the first one above."
         columns={[
           { title: 'Backup', cell: (b) => <span class="break">{b.id}</span> },
           { title: 'Chain', cell: (b) => (b.type === 'full' ? 'full (starts a chain)' : <>incremental of <span class="break">{b.parent}</span></>) },
@@ -108,49 +107,55 @@ export function Backups() {
           { title: 'Verify', cell: (b) => <span class={b.verify_ok === false ? 'error' : b.verify_ok ? 'ok' : 'muted'}>{verifyText(b)}</span> },
         ]}
       />
-      {s && <BackupSettings settings={s.settings} />}
+      {s && <BackupSettings settings={s.settings} sources={s.sources} />}
     </Page>
   );
 }
 
 /**
- * The settings form. GET answers the settings in force; a change is written to the
- * settings file and takes effect as the answer's next step says (a restart): the form
- * then shows the saved values, as the next start reads them, with that step.
+ * The settings form, built from the API's own schema of PATCH
+ * /admin/backups/settings: each key's control (enum → segmented or select,
+ * yes/no → switch, days → number with its unit, OnCalendar → the calendar
+ * picker with the next runs, a list → chips), its default and help come from
+ * it, and where the value in force comes from from GET's `sources`. A change
+ * is stored and takes effect as the answer's next step says.
  */
-function BackupSettings({ settings: inForce }: { settings: Settings }) {
+function BackupSettings({ settings: inForce, sources: inForceSources }: { settings: Settings; sources: Record<string, string> }) {
+  const schema = useLoad(() => bodySchema('patch', '/admin/backups/settings'), []);
   const [settings, setSettings] = useState(inForce);
+  const [sources, setSources] = useState(inForceSources);
   const initial = () => Object.fromEntries(KEYS.map(({ key }) => [key, String(settings[key] ?? '')]));
   const [draft, setDraft] = useState<Record<string, string>>(initial);
   const [note, setNote] = useState<string | null>(null);
   const save = useAction();
   useEffect(() => setDraft(initial()), [JSON.stringify(settings)]);
-  const changed = KEYS.filter(({ key }) => draft[key] !== String(settings[key] ?? '')).map((k) => k.key);
+  const props = schema.data?.properties ?? {};
+  const fields = KEYS.filter(({ key }) => props[key] !== undefined);
+  const changed = fields.filter(({ key }) => draft[key] !== String(settings[key] ?? '')).map((k) => k.key);
   const submit = (e: Event) => {
     e.preventDefault();
     setNote(null);
     void save.run(async () => {
       const patch = Object.fromEntries(changed.map((k) => [k, k === 'RETENTION_DAYS' && /^\d+$/.test(draft[k]!.trim()) ? Number(draft[k]!.trim()) : draft[k]!.trim()]));
-      const answer = await api<{ settings: Settings; changed: string[]; next_step: string }>('PATCH', '/admin/backups/settings', patch);
+      const answer = await api<{ settings: Settings; sources: Record<string, string>; changed: string[]; next_step: string }>('PATCH', '/admin/backups/settings', patch);
       setSettings(answer.settings);
+      setSources(answer.sources);
       setNote(`Saved ${answer.changed.join(', ') || 'nothing'}; to take effect: ${answer.next_step}`);
     });
   };
   const errors = settingErrors(save.error);
+  useFocusSetting('backup-', schema.data !== undefined);
   return (
     <form onSubmit={submit} aria-label="Backup settings">
       <h2>Settings</h2>
       <p class="muted">Remote credentials and the backup encryption key are kept sealed on the server; they are set with <code>mailsvc backup remote-credential</code> and <code>mailsvc backup encryption-key</code> and never shown here.</p>
-      {KEYS.map(({ key, label, hint }) => (
-        <div class="field" key={key}>
-          <label for={`backup-${key}`}>{label}</label>
-          <input id={`backup-${key}`} name={key} value={draft[key]} autocomplete="off"
-            {...described(`backup-${key}`, errors.at(key), true)}
-            onInput={(e) => setDraft({ ...draft, [key]: (e.currentTarget as HTMLInputElement).value })} />
-          <FieldMessage id={`backup-${key}`} message={errors.at(key)} hint={hint} />
-        </div>
+      <ErrorNote error={schema.error} />
+      {!schema.data && !schema.error && <p role="status" class="muted">Loading…</p>}
+      {fields.map(({ key, label }) => (
+        <SchemaControl key={key} id={`backup-${key}`} label={label} schema={props[key]!} value={draft[key] ?? ''} source={sources[key]} error={errors.at(key)}
+          onChange={(v) => setDraft((d) => ({ ...d, [key]: v }))} />
       ))}
-      <p class="muted">Mail storage backed up: <code>{String(settings.MAIL_STORAGE)}</code></p>
+      <p class="muted">Set by root only (the environment or the settings file): backups go to <code>{String(settings.LOCAL_DIR)}</code>; mail storage backed up: <code>{String(settings.MAIL_STORAGE)}</code></p>
       <button type="submit" disabled={save.busy || changed.length === 0}>Save {changed.length || ''} change(s)</button>
       <ErrorNote errors={errors} />
       {note && <p class="ok" role="status">{note}</p>}

@@ -8,7 +8,8 @@ type Ban = { ip: string; jails: string[]; reason: string | null; banned_at: stri
 export function Bans() {
   const [version, reload] = useVersion();
   const [ip, setIp] = useState('');
-  const [reason, setReason] = useState('');
+  const DEFAULT_REASON = 'banned by hand in the panel';
+  const [reason, setReason] = useState(DEFAULT_REASON);
   const create = useAction();
   const row = useAction();
 
@@ -18,7 +19,7 @@ export function Bans() {
     void create.run(async () => {
       await api('POST', '/admin/bans', { ip: ip.trim(), reason: reason.trim() });
       setIp('');
-      setReason('');
+      setReason(DEFAULT_REASON);
       reload();
     });
   };
@@ -37,7 +38,7 @@ export function Bans() {
         path="/admin/bans"
         version={version}
         rowKey={(b) => b.ip}
-        empty="Nothing is banned."
+        empty="Nothing is banned: fail2ban's bans and the ones made above show here."
         columns={[
           { title: 'Address', cell: (b) => b.ip },
           { title: 'Jails', cell: (b) => b.jails.join(', ') },

@@ -39,8 +39,27 @@ export function Dashboard() {
   const b = backups.data;
   const status = components.data?.status ?? h?.status;
   const degradedBy = (components.data ?? h)?.degraded_by ?? [];
+  const notInstalled = Object.entries(components.data?.components ?? {}).filter(([, c]) => c.status === 'unknown' && /not installed/i.test(c.detail ?? '')).map(([n]) => n);
+  // One answer first: what needs attention, each with where to go; "Checking…" until every source answered.
+  const attention: { key: string; text: string; href?: string }[] = [
+    ...Object.entries(components.data?.components ?? {}).filter(([, c]) => c.status === 'down').map(([n, c]) => ({ key: `c-${n}`, text: `${n} is down${c.detail ? ` (${c.detail})` : ''}` })),
+    ...(doctor.data?.checks ?? []).filter((c) => c.status === 'fail').map((c) => ({ key: `d-${c.id}`, text: `host check failing: ${c.name}`, href: '#host-check' })),
+    ...((counts.data?.deferred ?? 0) + (counts.data?.hold ?? 0) > 0 ? [{ key: 'queue', text: `${(counts.data?.deferred ?? 0) + (counts.data?.hold ?? 0)} message(s) deferred or held`, href: '#/queue' }] : []),
+    ...(b?.last_verify && !b.last_verify.ok ? [{ key: 'verify', text: 'the last backup verify failed', href: '#/backups' }] : []),
+    ...(b && !b.last_backup ? [{ key: 'backup', text: 'no backup yet', href: '#/backups' }] : []),
+    ...(deliverability.data?.items ?? []).filter((d) => !d.ok).map((d) => ({ key: `dl-${d.domain}`, text: `${d.domain}: ${d.counts.fail} deliverability check(s) failed`, href: `#/dns?domain=${encodeURIComponent(d.domain)}` })),
+  ];
+  const pending = [components, doctor, counts, backups, deliverability].some((x) => x.data === undefined && x.error === null) || !components.data || !doctor.data;
   return (
     <Page title="Dashboard">
+      <div class={`summary ${attention.length > 0 ? 'attention' : pending ? 'pending' : 'fine'}`} data-testid="dash-summary" role="status">
+        {attention.length > 0 ? (
+          <>
+            <strong><span aria-hidden="true">⚠ </span>Needs attention: {attention.length}</strong>{' — '}
+            {attention.map((a, i) => <span key={a.key}>{i > 0 && '; '}{a.href?.startsWith('#/') ? <a href={a.href}>{a.text}</a> : a.href ? <button type="button" class="link inline" onClick={() => document.getElementById('host-check')?.focus()}>{a.text}</button> : a.text}</span>)}
+          </>
+        ) : pending ? <span>Checking…</span> : <strong><span aria-hidden="true">✓ </span>Everything is fine</strong>}
+      </div>
       <div class="cards">
         <div class="card">
           <h2>Health</h2>
@@ -58,14 +77,15 @@ export function Dashboard() {
           {h && !components.data && !components.error && <p class="muted" role="status">Probing the daemons…</p>}
           {components.data && (
             <ul class="plain" data-testid="components">
-              {Object.entries(components.data.components).map(([name, c]) => (
-                <li key={name}>{name}: <span class={c.status === 'up' ? 'ok' : c.status === 'down' ? 'error' : 'muted'}>{c.status}</span>{c.detail && <small> — {c.detail}</small>}</li>
+              {Object.entries(components.data.components).filter(([name]) => !notInstalled.includes(name)).map(([name, c]) => (
+                <li key={name}>{name}: <span class={c.status === 'up' ? 'ok' : c.status === 'down' ? 'error' : 'muted'}><span aria-hidden="true">{c.status === 'up' ? '✓ ' : c.status === 'down' ? '✗ ' : '? '}</span>{c.status}</span>{c.detail && <small> — {c.detail}</small>}</li>
               ))}
             </ul>
           )}
+          {notInstalled.length > 0 && <p class="muted" data-testid="not-installed">Not installed here: {notInstalled.join(', ')}</p>}
         </div>
         <div class="card wide">
-          <h2>Host check</h2>
+          <h2 id="host-check" tabIndex={-1}>Host check</h2>
           <ErrorNote error={doctor.error} />
           {!doctor.data && !doctor.error && <p class="muted" role="status">Checking the host…</p>}
           {doctor.data && <HostCheck report={doctor.data} />}
@@ -73,6 +93,7 @@ export function Dashboard() {
         <div class="card">
           <h2>Mail queue</h2>
           <ErrorNote error={counts.error} />
+          {counts.data && <QueueChart counts={counts.data} />}
           {counts.data && (
             <table>
               <caption class="muted">Messages by queue</caption>
@@ -145,5 +166,22 @@ function HostCheck({ report }: { report: Doctor }) {
       )}
       <p class="muted"><small>The same checks as <code>mailsvc doctor</code> on the host.</small></p>
     </>
+  );
+}
+
+/** The queue by state as small bars (SVG drawn here; each bar carries its number in words too). */
+function QueueChart({ counts }: { counts: Counts }) {
+  const rows = Object.entries(counts);
+  const max = Math.max(1, ...rows.map(([, n]) => n));
+  return (
+    <svg class="queue-chart" viewBox={`0 0 200 ${rows.length * 18}`} role="img" aria-label={`Queue: ${rows.map(([q, n]) => `${q} ${n}`).join(', ')}`} data-testid="queue-chart">
+      {rows.map(([q, n], i) => (
+        <g key={q}>
+          <text x="0" y={i * 18 + 12} font-size="11" fill="currentColor">{q}</text>
+          <rect x="70" y={i * 18 + 3} width={Math.max(n > 0 ? 2 : 0, (n / max) * 100)} height="11" class={`bar bar-${q}`} data-value={n} />
+          <text x={75 + (n / max) * 100} y={i * 18 + 12} font-size="11" fill="currentColor">{n}</text>
+        </g>
+      ))}
+    </svg>
   );
 }

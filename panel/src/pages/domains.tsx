@@ -1,20 +1,23 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorNote, Field, formErrors, Page, useAction, when } from '../ui';
+import { ErrorNote, Field, formErrors, Page, useAction, when, hashParam } from '../ui';
 import { List, useVersion } from '../list';
 
-type Domain = { id: number; name: string; active: boolean; accounts?: number; aliases?: number; created_at: string };
+type Domain = { id: number; name: string; active: boolean; accounts?: number; aliases?: number; created_at: string; dkim?: { keys: { selector: string; record_name: string; record_value: string }[] } };
 
 export function Domains() {
   const [version, reload] = useVersion();
   const [name, setName] = useState('');
+  const [dkim, setDkim] = useState(true);
+  const [added, setAdded] = useState<Domain | null>(null);
   const create = useAction();
   const row = useAction();
 
   const add = (e: Event) => {
     e.preventDefault();
     void create.run(async () => {
-      await api('POST', '/domains', { name: name.trim() });
+      setAdded(null);
+      setAdded(await api<Domain>('POST', '/domains', dkim ? { name: name.trim(), generate_dkim: true } : { name: name.trim() }));
       setName('');
       reload();
     });
@@ -26,15 +29,35 @@ export function Domains() {
     <Page title="Domains">
       <form onSubmit={add} class="row" aria-label="Add a domain">
         <Field label="Domain name" name="name" value={name} onInput={setName} errors={errors} required hint="e.g. example.org" />
-        <button type="submit" disabled={create.busy}>Add domain</button>
+        <label class="switch inline-switch">
+          <input type="checkbox" role="switch" checked={dkim} onChange={(e) => setDkim((e.currentTarget as HTMLInputElement).checked)} />
+          <span class="track" aria-hidden="true" /> Make its DKIM keys <span class="switch-state">{dkim ? 'on' : 'off'}</span>
+        </label>
+        <button type="submit" disabled={create.busy}>{create.busy ? 'Adding…' : 'Add domain'}</button>
       </form>
+      {added && (
+        <div class="once" role="status" data-testid="domain-added">
+          <p><strong><span aria-hidden="true">✓ </span>{added.name} added.</strong> {added.dkim ? 'Publish these DKIM records in its zone; Rspamd signs its mail with them now:' : 'No DKIM keys yet.'}</p>
+          {added.dkim && (
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="DKIM records to publish (scrolls sideways on small screens)">
+              <table>
+                <thead><tr><th scope="col">Name (TXT)</th><th scope="col">Value</th></tr></thead>
+                <tbody>{added.dkim.keys.map((k) => <tr key={k.selector}><td class="break">{k.record_name}</td><td><code class="break">{k.record_value}</code></td></tr>)}</tbody>
+              </table>
+            </div>
+          )}
+          <p><a href={`#/dns?domain=${encodeURIComponent(added.name)}`}>Every record to publish for {added.name} (MX, SPF, DMARC …) and a deliverability check</a></p>
+        </div>
+      )}
       <ErrorNote error={row.error} />
       <List<Domain>
         label="Domains"
         path="/domains"
         version={version}
+        filters={[{ name: 'q', label: 'Name contains', hint: 'part of a domain name' }]}
+        initial={{ q: hashParam('q') }}
         rowKey={(d) => d.id}
-        empty="No domains yet."
+        empty="No domains yet: add the first one above (its DKIM keys are made with it)."
         columns={[
           { title: 'Name', cell: (d) => d.name },
           { title: 'Active', cell: (d) => (d.active ? 'yes' : 'no') },

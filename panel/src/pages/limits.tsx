@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
+import { formatUnit, UnitInput } from '../controls';
 import { api } from '../api';
-import { described, ErrorNote, FieldMessage, formErrors, Page, plural, useAction, useLoad } from '../ui';
+import { described, ErrorNote, FieldMessage, formErrors, Page, plural, useAction, useLoad, useFocusSetting } from '../ui';
 import { LIMITS, LimitValueError, parseLimitValue } from '../../../src/shared/limit-keys.js';
 
 /**
@@ -22,6 +23,7 @@ function Editor({ data, reload, saved, setSaved }: EditorProps) {
   const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(Object.entries(data).map(([k, v]) => [k, String(v)])));
   const [local, setLocal] = useState<Record<string, string>>({});
   const save = useAction();
+  useFocusSetting('limit-');
 
   const errors = formErrors(save.error, LIMITS.map((l) => l.key));
   const changed = Object.keys(draft).filter((k) => current.data && draft[k] !== String(current.data[k]));
@@ -61,14 +63,18 @@ function Editor({ data, reload, saved, setSaved }: EditorProps) {
                   <tr key={l.key}>
                     <th scope="row"><label for={id}>{l.key}</label><br /><small>{l.description}</small></th>
                     <td>
-                      <input id={id} name={l.key} value={draft[l.key] ?? ''} inputMode="decimal" {...described(id, msg)}
-                        onInput={(e) => setDraft({ ...draft, [l.key]: (e.currentTarget as HTMLInputElement).value })} />
+                      {l.type === 'size' || l.type === 'duration' ? (
+                        <UnitInput id={id} unit={l.unit} value={draft[l.key] ?? ''} aria={described(id, msg)} onChange={(v) => setDraft((d) => ({ ...d, [l.key]: v }))} />
+                      ) : (
+                        <input id={id} name={l.key} value={draft[l.key] ?? ''} inputMode="decimal" {...described(id, msg)}
+                          onInput={(e) => setDraft({ ...draft, [l.key]: (e.currentTarget as HTMLInputElement).value })} />
+                      )}
                       <FieldMessage id={id} message={msg} />
                       {saved.includes(l.key) && !msg && <small class="ok"> saved</small>}
                     </td>
                     <td>{l.unit}</td>
-                    <td>{l.default}</td>
-                    <td>{l.allowed ? l.allowed.join(', ') : `${l.min}–${l.max}`}</td>
+                    <td>{l.type === 'size' || l.type === 'duration' ? formatUnit(l.default, l.unit) : l.default}</td>
+                    <td>{l.allowed ? l.allowed.join(', ') : l.type === 'size' || l.type === 'duration' ? `${formatUnit(l.min, l.unit)}–${formatUnit(l.max, l.unit)}` : `${l.min}–${l.max}`}</td>
                   </tr>
                 );
               })}

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { AccountTable } from './tables.js';
 import type { Page } from '../../shared/paging.js';
@@ -34,9 +35,12 @@ export class AccountRepository {
       .executeTakeFirst();
   }
 
-  async list(filter: { domainId?: number }, page: Page): Promise<{ rows: AccountRow[]; total: number }> {
+  /** A page by address; with `contains`, only the addresses holding that text (a literal: % and _ match themselves). */
+  async list(filter: { domainId?: number; contains?: string }, page: Page): Promise<{ rows: AccountRow[]; total: number }> {
     let q = this.db.selectFrom('accounts');
     if (filter.domainId !== undefined) q = q.where('domain_id', '=', filter.domainId);
+    // ESCAPE '!' the same way on SQLite (no default escape), PostgreSQL and MariaDB.
+    if (filter.contains) q = q.where(sql<boolean>`address like ${`%${filter.contains.replace(/[!%_]/g, (c) => `!${c}`)}%`} escape '!'`);
     const rows = await q.selectAll().orderBy('address').limit(page.limit).offset(page.offset).execute();
     const total = await q.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     return { rows, total: Number(total.n) };

@@ -112,9 +112,14 @@ export class AccountService {
     }
   }
 
-  async list(filter: { domain?: string }, page: Page): Promise<Paged<AccountView>> {
+  async list(filter: { domain?: string; q?: string }, page: Page): Promise<Paged<AccountView>> {
+    const q = filter.q?.trim().toLowerCase();
+    if (q !== undefined && !/^[a-z0-9.@_+=-]{0,254}$/.test(q)) {
+      const message = 'letters, digits and . @ _ + = - only (part of an address)';
+      throw new AppError('validation', `q: ${message}`, { errors: [{ path: 'querystring.q', message }] });
+    }
     const domainId = filter.domain === undefined ? undefined : (await this.domains.resolve(filter.domain)).id;
-    const { rows, total } = await this.repo.list(domainId === undefined ? {} : { domainId }, page);
+    const { rows, total } = await this.repo.list({ ...(domainId === undefined ? {} : { domainId }), ...(q ? { contains: q } : {}) }, page);
     return { items: rows.map(presentAccount), total, ...page };
   }
 

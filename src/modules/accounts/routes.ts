@@ -25,11 +25,11 @@ export function accountRoutes(app: FastifyInstance, accounts: AccountService, ho
     onRequest,
     config,
     schema: {
-      tags, security, description: 'Pages through the accounts by address, optionally of one domain.', summary: 'List accounts, optionally of one domain',
-      querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })) }),
+      tags, security, description: 'Pages through the accounts by address, optionally of one domain; `q` keeps the addresses that contain it (case-insensitive), `total` counts those.', summary: 'List accounts, optionally of one domain or whose address contains a text',
+      querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })), q: Type.Optional(Type.String({ maxLength: 254, description: 'part of an address: letters, digits, . @ _ + = -' })) }),
       response: { 200: PagedOf(AccountSchema, 'AccountPage'), ...errors(400, 401, 403, 404, 422) },
     },
-    handler: (req) => accounts.list(req.query.domain === undefined ? {} : { domain: req.query.domain }, pageOf(req.query)),
+    handler: (req) => accounts.list({ ...(req.query.domain === undefined ? {} : { domain: req.query.domain }), ...(req.query.q === undefined ? {} : { q: req.query.q }) }, pageOf(req.query)),
   });
   r.get('/accounts/:id', {
     onRequest,

@@ -8,6 +8,7 @@ import { startTestApp } from '../../../test/helpers/app.js';
 import type { TestApp } from '../../../test/helpers/app.js';
 import { call } from '../../../test/helpers/flows.js';
 import { makeMailStorage } from '../../../test/helpers/backups.js';
+import { findProgram } from '../../../test/helpers/mail-daemons.js';
 import { expectOk, json, runCli } from '../../../test/helpers/cli.js';
 
 describe('backups over HTTP (jobs: 202 + /admin/jobs/{id})', () => {
@@ -51,7 +52,31 @@ describe('backups over HTTP (jobs: 202 + /admin/jobs/{id})', () => {
     expect(settings.body).toMatchObject({ settings: { TYPE: 'auto', FULL_WEEKDAY: 'Sun', COMPRESSION: 'gzip', RETENTION_DAYS: 14, STORAGE_TYPE: 'local' }, last_verify: { ok: true } });
 
     const bad = await call(t, 'PATCH', '/admin/backups/settings', t.basic(), { COMPRESSION: 'rar' });
-    expect(bad).toMatchObject({ status: 422, body: { detail: expect.stringContaining('MAILSVC_BACKUP_COMPRESSION') } });
+    // A fixed choice is an enum of the schema: 422 at the key, naming the values.
+    expect(bad).toMatchObject({ status: 422, body: { errors: [{ path: 'body.COMPRESSION', message: 'must be one of gzip, zstd, none' }] } });
+    const badType = await call(t, 'PATCH', '/admin/backups/settings', t.basic(), { INCLUDE_REDIS: 'maybe' });
+    expect(badType).toMatchObject({ status: 422, body: { errors: [{ path: 'body.INCLUDE_REDIS', message: 'must be one of yes, no' }] } });
+    // The next runs, as systemd computes them; nothing stored.
+    const preview = await call(t, 'GET', `/admin/backups/calendar?expression=${encodeURIComponent('*-*-* 02:30:00;Sat 12:00')}&iterations=3`, t.basic());
+    if (findProgram('systemd-analyze')) {
+      expect(preview.status).toBe(200);
+      const [daily, saturday] = (preview.body as { expressions: { expression: string; normalized: string; next: string[] }[] }).expressions;
+      expect(daily).toMatchObject({ expression: '*-*-* 02:30:00', normalized: '*-*-* 02:30:00' });
+      expect(daily!.next).toHaveLength(3);
+      for (const [i, at] of daily!.next.entries()) {
+        expect(at).toMatch(/^\d{4}-\d{2}-\d{2}T02:30:00Z$/);
+        if (i > 0) expect(Date.parse(at) - Date.parse(daily!.next[i - 1]!)).toBe(86_400_000);
+      }
+      expect(Date.parse(daily!.next[0]!)).toBeGreaterThan(Date.now());
+      expect(saturday!.normalized).toBe('Sat *-*-* 12:00:00');
+      for (const at of saturday!.next) expect(new Date(at).getUTCDay()).toBe(6);
+      const refused = await call(t, 'GET', `/admin/backups/calendar?expression=${encodeURIComponent('every full moon')}`, t.basic());
+      expect(refused).toMatchObject({ status: 422, body: { errors: [{ path: 'querystring.expression' }] } });
+    } else {
+      console.log('NOTICE: systemd-analyze is not installed: only the 503 of the calendar preview is checked');
+      expect(process.env.MAILSVC_TEST_REQUIRE_SERVICES, 'systemd-analyze is required').not.toBe('1');
+      expect(preview.status).toBe(503);
+    }
     const badCal = await call(t, 'PATCH', '/admin/backups/settings', t.basic(), { ONCALENDAR: 'every full moon' });
     expect(badCal).toMatchObject({ status: 422, body: { detail: expect.stringContaining('not a systemd calendar expression') } });
     expect((await call(t, 'PATCH', '/admin/backups/settings', t.basic(), { NOPE: 'x' })).status).toBe(422);

@@ -7,7 +7,8 @@ import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { AdminHooks, RouteErrors } from '../route-types.js';
 import { JobStartedSchema } from '../jobs/index.js';
 import type { BackupService } from './backup.service.js';
-import { BackupListSchema, BackupSetResultSchema, BackupSettingsPatch, BackupShowSchema, RunBackupBody } from './schema.js';
+import { BackupListSchema, BackupSetResultSchema, BackupSettingsPatch, BackupShowSchema, CalendarPreviewSchema, CalendarQuery, RunBackupBody } from './schema.js';
+import { calendarPreview } from './settings-view.js';
 import type { BackupSetResult, BackupShow } from './schema.js';
 
 type Deps = {
@@ -77,6 +78,22 @@ export function backupRoutes(app: FastifyInstance, d: Deps, hooks: AdminHooks, e
       response: { 200: BackupSetResultSchema, ...errors(400, 401, 403, 409, 413, 422, 429) },
     },
     handler: (req) => d.set(Object.fromEntries(Object.entries(req.body).map(([k, v]) => [k, String(v)]))),
+  });
+
+  r.get('/admin/backups/calendar', {
+    onRequest: hooks.admin,
+    config,
+    schema: {
+      tags, security, querystring: CalendarQuery,
+      summary: 'The next runs of OnCalendar expressions (systemd-analyze calendar)',
+      description: 'For each expression (separated by ";" or new lines, at most 10), systemd\'s normalized form and its next runs in UTC, as `systemd-analyze calendar --iterations=N` computes them: what the backup timer would do with ONCALENDAR set so. Nothing is stored. 422 naming an expression systemd refuses; 503 when systemd-analyze is not installed.',
+      response: { 200: CalendarPreviewSchema, ...errors(400, 401, 403, 422, 429, 503) },
+    },
+    handler: async (req) => {
+      const lines = req.query.expression.split(/\r?\n|;/).map((l) => l.trim()).filter(Boolean);
+      if (lines.length === 0 || lines.length > 10) throw new AppError('validation', 'expression: give 1 to 10 calendar expressions', { errors: [{ path: 'querystring.expression', message: 'give 1 to 10 calendar expressions' }] });
+      return { expressions: await calendarPreview(lines, Number(req.query.iterations ?? 5)) };
+    },
   });
 
   r.post('/admin/backups/verify', {

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
+import { BACKUP_COMPRESSIONS, BACKUP_DB_MODES, BACKUP_DEFAULTS, BACKUP_STORAGE_TYPES, BACKUP_TYPES, BACKUP_WEEKDAYS, YES_NO } from '../../config/backup-settings.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -88,19 +89,32 @@ export const BackupShowSchema = Type.Object(
 );
 export type BackupShow = Static<typeof BackupShowSchema>;
 
+/**
+ * One of fixed values (an enum: the panel shows a select, a segmented control, or a switch for yes/no), with
+ * its default as `x-default`: a JSON-schema `default` would be filled into every PATCH by the validator.
+ */
+const choice = <T extends string>(values: readonly T[], dflt: T, description: string) => Type.Union(values.map((v) => Type.Literal(v)), { 'x-default': dflt, description });
+
+/**
+ * The settings a PATCH may change. The values of fixed choices are enums, each
+ * key carries its default, and `x-unit` / `x-control` say how the panel shows
+ * it (a number with its unit, the calendar picker, chips for a list): the
+ * panel builds its form from this very schema (GET /panel/schema), so the
+ * form and the validation cannot drift apart.
+ */
 export const BackupSettingsPatch = Type.Object(
   {
-    TYPE: Type.Optional(Type.String({ description: 'auto, full or incremental' })),
-    FULL_WEEKDAY: Type.Optional(Type.String({ description: 'Sun … Sat' })),
-    DB_MODE: Type.Optional(Type.String({ description: 'logical (restore automated) or physical (pg_basebackup / mariabackup staged; restored by hand, see docs/backups.md)' })),
+    TYPE: Type.Optional(choice(BACKUP_TYPES, BACKUP_DEFAULTS.TYPE, 'auto (full on FULL_WEEKDAY, else incremental), full or incremental')),
+    FULL_WEEKDAY: Type.Optional(choice(BACKUP_WEEKDAYS, BACKUP_DEFAULTS.FULL_WEEKDAY, 'the weekday of the full backup when TYPE is auto')),
+    DB_MODE: Type.Optional(choice(BACKUP_DB_MODES, BACKUP_DEFAULTS.DB_MODE, 'logical (restore automated) or physical (pg_basebackup / mariabackup staged; restored by hand, see docs/backups.md)')),
     LOCAL_DIR: Type.Optional(Type.String()),
-    RETENTION_DAYS: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.String()])),
-    REMOTE_TARGETS: Type.Optional(Type.String({ description: 'space-separated <remote>:<path>' })),
-    ONCALENDAR: Type.Optional(Type.String({ description: 'systemd calendar expressions separated by ";" or new lines' })),
-    COMPRESSION: Type.Optional(Type.String({ description: 'gzip, zstd or none' })),
-    INCLUDE_REDIS: Type.Optional(Type.String({ description: 'yes or no' })),
-    STORAGE_TYPE: Type.Optional(Type.String({ description: 'local or remote' })),
-    STORAGE_REMOTE_NAME: Type.Optional(Type.String({ description: 'an rclone remote name (never a path)' })),
+    RETENTION_DAYS: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 36_500 }), Type.String()], { 'x-default': Number(BACKUP_DEFAULTS.RETENTION_DAYS), description: 'days backups are kept (the limit backup-retention-days)', 'x-unit': 'days' })),
+    REMOTE_TARGETS: Type.Optional(Type.String({ 'x-default': BACKUP_DEFAULTS.REMOTE_TARGETS, description: 'space-separated <remote>:<path> (rclone remotes)', 'x-control': 'list' })),
+    ONCALENDAR: Type.Optional(Type.String({ 'x-default': BACKUP_DEFAULTS.ONCALENDAR, description: 'systemd calendar expressions separated by ";" or new lines', 'x-control': 'calendar' })),
+    COMPRESSION: Type.Optional(choice(BACKUP_COMPRESSIONS, BACKUP_DEFAULTS.COMPRESSION, 'gzip, zstd or none')),
+    INCLUDE_REDIS: Type.Optional(choice(YES_NO, BACKUP_DEFAULTS.INCLUDE_REDIS, 'whether Redis is backed up too')),
+    STORAGE_TYPE: Type.Optional(choice(BACKUP_STORAGE_TYPES, BACKUP_DEFAULTS.STORAGE_TYPE, 'local, or remote (copied to the remote targets)')),
+    STORAGE_REMOTE_NAME: Type.Optional(Type.String({ 'x-default': BACKUP_DEFAULTS.STORAGE_REMOTE_NAME, description: 'an rclone remote name (never a path), for remote storage' })),
     MANIFEST_KEY_FILE: Type.Optional(Type.String({ description: 'refused (422): root acts on it; set it as root in the environment or the root-owned settings file' })),
     CONFIG_PATHS: Type.Optional(Type.String({ description: 'refused (422): root acts on it' })),
     MAIL_STORAGE: Type.Optional(Type.String({ description: 'refused (422): root acts on it' })),
@@ -112,6 +126,22 @@ export const BackupSetResultSchema = Type.Object(
   { title: 'BackupSetResult' },
 );
 export type BackupSetResult = Static<typeof BackupSetResultSchema>;
+
+export const CalendarQuery = Type.Object(
+  {
+    expression: Type.String({ minLength: 1, maxLength: 255, description: 'systemd calendar expressions separated by ";" or new lines (at most 10)' }),
+    iterations: Type.Optional(Type.String({ pattern: '^([1-9]|1[0-9]|20)$', description: 'how many next runs per expression, 1 to 20 (default 5)' })),
+  },
+  { additionalProperties: false },
+);
+export const CalendarPreviewSchema = Type.Object(
+  {
+    expressions: Type.Array(
+      Type.Object({ expression: Type.String(), normalized: Type.String({ description: "systemd's normalized form" }), next: Type.Array(Type.String({ format: 'date-time' }), { description: 'the next runs, UTC' }) }),
+    ),
+  },
+  { title: 'CalendarPreview' },
+);
 
 export const RunBackupBody = Type.Object({ full: Type.Optional(Type.Boolean({ description: 'a full backup whatever TYPE says' })) }, { additionalProperties: false });
 export type RunBackupInput = Static<typeof RunBackupBody>;

@@ -121,3 +121,29 @@ export async function setBackupSettings(settings: Settings, store: BackupSetting
     next_step: [...new Set(keys.map((k) => NEEDS[k]))].join('; '),
   };
 }
+
+export type CalendarPreview = { expression: string; normalized: string; next: string[] };
+
+/**
+ * The next runs of each OnCalendar line, as systemd computes them
+ * (`systemd-analyze calendar --iterations=N`, in UTC). 422 naming a line
+ * systemd refuses; 503 when systemd-analyze is not installed here.
+ */
+export async function calendarPreview(lines: string[], iterations: number): Promise<CalendarPreview[]> {
+  const out: CalendarPreview[] = [];
+  for (const line of lines) {
+    let stdout: string;
+    try {
+      ({ stdout } = await exec('systemd-analyze', ['calendar', `--iterations=${iterations}`, '--', line], { timeoutMs: 10_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C', TZ: 'UTC' } }));
+    } catch (err) {
+      const e = err as { kind?: string; message?: string };
+      if (e.kind === 'not-found') throw new AppError('unavailable', 'systemd-analyze is not installed here, so the next runs cannot be computed; the expression is checked when it is saved on a host with systemd');
+      const message = `"${line.slice(0, 80)}" is not a systemd calendar expression`;
+      throw new AppError('validation', `ONCALENDAR: ${message}`, { errors: [{ path: 'querystring.expression', message }] });
+    }
+    const normalized = /Normalized form:\s*(.+)/.exec(stdout)?.[1]?.trim() ?? line;
+    const next = [...stdout.matchAll(/(?:Next elapse|Iter\. #\d+):\s*(?:\w{3} )?(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}) UTC/g)].map((m) => `${m[1]}T${m[2]}Z`);
+    out.push({ expression: line, normalized, next });
+  }
+  return out;
+}

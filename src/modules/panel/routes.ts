@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import { AppError } from '../../shared/errors.js';
 import type { AuthService, TokenService } from '../auth/index.js';
 import type { RouteErrors } from '../route-types.js';
@@ -130,6 +131,22 @@ export function panelRoutes(app: FastifyInstance, deps: PanelRouteDeps, errors: 
     clearSessionCookie(reply, devHttp);
     await deps.recordLogout(req.clientIp, session.token.split('.')[0] ?? '');
     return { ok: true };
+  });
+
+  // The schema an API route validates its body with, as the OpenAPI document states it (generated from the
+  // route's own schema object): the panel builds its forms from it, so a form cannot drift from the validation.
+  r.get('/panel/schema', {
+    onRequest: withSession,
+    schema: {
+      ...HIDDEN,
+      querystring: Type.Object({ method: Type.Union([Type.Literal('post'), Type.Literal('put'), Type.Literal('patch')]), path: Type.String({ pattern: '^/[A-Za-z0-9/{}_-]{0,200}$' }) }, { additionalProperties: false }),
+      response: errors(401, 403, 404, 422),
+    },
+  }, (req) => {
+    const doc = app.swagger() as { paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> } } | undefined> | undefined> };
+    const body = doc.paths?.[req.query.path]?.[req.query.method]?.requestBody?.content?.['application/json']?.schema;
+    if (body === undefined) throw new AppError('not_found', `No ${req.query.method.toUpperCase()} ${req.query.path} with a JSON body in the API`);
+    return { method: req.query.method, path: req.query.path, body };
   });
 
   // The panel's API calls: the same routes, hooks, lockout and audit as any API call, made in-process with the session's token.
