@@ -43,7 +43,7 @@ function freePort() {
 const rssOf = (pid) => Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
 
 async function get(url) {
-  const res = await fetch(url);
+  const res = await globalThis.fetch(url);
   await res.arrayBuffer();
   if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
 }

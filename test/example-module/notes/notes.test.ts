@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DIALECTS, createTestDatabase, dialectAvailable } from '../../../test/helpers/dialects.js';
 import type { TestDatabase } from '../../../test/helpers/dialects.js';
