@@ -79,7 +79,7 @@ describe.skipIf(unavailable !== null)('the panel administrators enjoy (Chromium,
       { group: 'Mail', links: ['Domains', 'Accounts', 'Aliases', 'App passwords'] },
       { group: 'Delivery', links: ['Queue', 'DNS and deliverability', 'Statistics'] },
       { group: 'Security', links: ['Sign-in and factors', 'Bans', 'Firewall', 'Audit log'] },
-      { group: 'Host', links: ['Backups', 'Limits', 'Updates'] },
+      { group: 'Host', links: ['Backups', 'Certificates', 'Limits', 'Updates'] },
     ]);
     // Each group's list is named by its heading; exactly the current page is marked.
     expect(await sidebar().getByRole('list', { name: 'Delivery' }).getByRole('link').count()).toBe(3);
