@@ -6,6 +6,7 @@ import { CertService } from './cert.service.js';
 import { LocalFileDeployer } from './deployer.js';
 import type { CertificateDeployer, TlsService } from './deployer.js';
 import type { AcmeTxtPublisher } from './challenges.js';
+import type { DaneKeys } from '../dns/dane.service.js';
 
 export type { CertService } from './cert.service.js';
 export type { CertificateDeployer, DeployProof, PortProof, TlsService } from './deployer.js';
@@ -20,6 +21,8 @@ export type CertsDeps = {
   /** The tls module's deployer (through the root helper): used when MAILSVC_CERTS_DEPLOY is `helper` (the default). */
   helperDeployer?: CertificateDeployer | undefined;
   cloudflare?: AcmeTxtPublisher | undefined;
+  /** The dns module's DANE keys: a certificate of the mail host with a new key is deployed only after its TLSA record (docs/certs.md "DANE"). */
+  dane?: { keys(mailHost: string): DaneKeys } | undefined;
   progress?: (line: string) => void;
 };
 
@@ -52,6 +55,7 @@ export function createCertsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings'
     deployer,
     services: [...new Set(ports.map((p) => p.kind))],
     cloudflare: deps.cloudflare,
+    dane: deps.dane,
     ...(deps.progress ? { progress: deps.progress } : {}),
   });
   infra.instruments.addGauge({

@@ -17,13 +17,17 @@ declare module '../module-types.js' {
 export default defineModule({
   name: 'certs',
   doc: 'docs/certs.md',
-  migrations: { '0023_certificates': () => import('./migrations/0023_certificates.js') },
+  migrations: {
+    '0023_certificates': () => import('./migrations/0023_certificates.js'),
+    '0027_certificates_pending': () => import('./migrations/0027_certificates_pending.js'),
+  },
   http: true,
   build: async (ctx) => {
     const [{ createCertsModule }, domains, dns] = await Promise.all([import('./index.js'), ctx.get('domains'), ctx.get('dns')]);
     return createCertsModule(ctx.infra, {
       activeDomains: () => domains.service.activeNames(),
       cloudflare: dns.cloudflare,
+      dane: dns.dane,
       // MAILSVC_CERTS_DEPLOY=helper (the default): the tls module's deployer (the root helper installs,
       // mailsvc proves on the wire, restarts once, rolls back); `files`: the built-in file deployer.
       deployer: ctx.options.certsDeployer,
