@@ -210,6 +210,10 @@ export class CertService {
     for (const r of outcomes) {
       if (r.pending_chain_pem !== null) {
         // A certificate with a new key waits for its DANE record: no new order until it is deployed (even with force).
+        if (!opts.force && r.next_attempt_at !== null && r.next_attempt_at > this.now) {
+          results.push({ name: r.name, action: 'skipped', detail: `the held-back certificate's deployment failed; waiting until ${new Date(r.next_attempt_at).toISOString()}`, certificate: this.view(r) });
+          continue;
+        }
         try {
           const done = await this.exclusive(r.name, () => this.deployPending(r));
           if ('view' in done) results.push({ name: r.name, action: 'renewed', detail: done.detail, certificate: done.view });
