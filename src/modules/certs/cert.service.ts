@@ -227,7 +227,8 @@ export class CertService {
         }
         continue;
       }
-      await this.finishDane(r);
+      // A DANE step that fails (the DNS unreachable) does not stop the renewal check: the next one tries again.
+      await this.finishDane(r).catch((err: unknown) => this.say(`${r.name}: the DANE key change could not be completed now: ${(err as Error).message.slice(0, 200)}`));
       const own = r.name === 'mail' ? wanted : null;
       const decision = opts.force ? { due: true, why: 'forced' } : renewalDecision(r, own && own.length ? own : null, this.now);
       if (!decision.due) {

@@ -50,6 +50,7 @@ describe.skipIf(why !== null)('certs and DANE: a new key is deployed only after 
   /** Every deploy: the leaf's SPKI SHA-256 and the TLSA records knot answered at that moment. */
   const deploys: { spki: string; sha256: string; served: string[] }[] = [];
   let published = 0;
+  let crashBeforeComplete = false;
 
   const served = async (): Promise<string[]> => {
     const a = await queryTlsa({ host: '127.0.0.1', port: knot.port }, NAME);
@@ -90,7 +91,23 @@ describe.skipIf(why !== null)('certs and DANE: a new key is deployed only after 
       { databaseUrl: dbUrl, clock },
     );
     opened.push(m);
-    return { m, certs: createCertsModule(m.infra, { activeDomains: () => m.domains.service.activeNames(), deployer, dane: m.dns.dane }).service };
+    // crashBeforeComplete: the process dies after the deploy was proven and stored, before the key change is completed.
+    const dane = {
+      keys: (host: string) => {
+        const k = m.dns.dane.keys(host);
+        return {
+          ...k,
+          completeKeyChange: () => {
+            if (crashBeforeComplete) {
+              crashBeforeComplete = false;
+              return Promise.reject(new Error('the process died (simulated crash)'));
+            }
+            return k.completeKeyChange();
+          },
+        };
+      },
+    };
+    return { m, certs: createCertsModule(m.infra, { activeDomains: () => m.domains.service.activeNames(), deployer, dane }).service };
   }
 
   beforeAll(async () => {
@@ -175,5 +192,28 @@ describe.skipIf(why !== null)('certs and DANE: a new key is deployed only after 
     const [again] = await certs.renew();
     expect(again?.action).toBe('skipped');
     expect(deploys).toHaveLength(3);
+  });
+
+  it('crash-resume after the deploy, before the key change was completed: the next check completes it without deploying again', async () => {
+    const first = await open();
+    await first.certs.issue('mail', { newKey: true });
+    const held = await first.m.infra.db.selectFrom('certificates').select('pending_chain_pem').where('name', '=', 'mail').executeTakeFirstOrThrow();
+    const next = spkiSha256(held.pending_chain_pem as string);
+    clock.advance(TTL * 1000);
+    crashBeforeComplete = true;
+    const [out] = await first.certs.renew();
+    expect(out?.action).toBe('failed');
+    expect(deploys).toHaveLength(4);
+    expect(deploys[3]?.spki).toBe(next);
+    expect(await first.m.dns.dane.status(MAIL)).toMatchObject({ state: 'ready-to-deploy', next_spki: next });
+    expect(await served()).toEqual([deploys[2]?.spki, next].sort());
+
+    const { certs, m } = await open();
+    const [again] = await certs.renew();
+    expect(again?.action).toBe('skipped');
+    expect(deploys).toHaveLength(4);
+    expect(await m.dns.dane.status(MAIL)).toMatchObject({ state: 'idle', current_spki: next, next_spki: null });
+    expect(await served()).toEqual([next]);
+    expect((await certs.show('mail')).sha256).toBe(deploys[3]?.sha256);
   });
 });
