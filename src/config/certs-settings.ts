@@ -5,6 +5,9 @@ import type { DnsServer } from './dns-settings.js';
 /** How an ACME challenge is answered (docs/certs.md). */
 export type AcmeChallenge = 'http-01' | 'dns-01-rfc2136' | 'dns-01-cloudflare';
 export const ACME_CHALLENGES: readonly AcmeChallenge[] = ['http-01', 'dns-01-rfc2136', 'dns-01-cloudflare'];
+/** How an issued certificate is put in service (docs/certs.md "Deploying"). */
+export type CertsDeploy = 'helper' | 'files';
+export const CERTS_DEPLOYS: readonly CertsDeploy[] = ['helper', 'files'];
 /** The per-domain names a certificate may carry besides the mail host and the panel. */
 export type DomainNameKind = 'mta-sts' | 'autoconfig';
 
@@ -34,6 +37,8 @@ export type CertsSettings = Readonly<{
   tsigKeyFile: string | undefined;
   /** MAILSVC_ACME_NSUPDATE: the dynamic-update program (knsupdate; nsupdate reads the same input). */
   nsupdate: string;
+  /** MAILSVC_CERTS_DEPLOY: `helper` (default: the tls module's deployer, through the root helper into Postfix, Dovecot and nginx) or `files` (the built-in file deployer under MAILSVC_CERTS_DIR, for tests and trials). */
+  deploy: CertsDeploy;
   /** MAILSVC_CERTS_DIR: where the built-in deployer writes `<name>/fullchain.pem` and `<name>/privkey.pem` (default `<data dir>/certs`). */
   certsDir: string;
   /** MAILSVC_CERTS_RETRY_BASE / MAILSVC_CERTS_RETRY_MAX: seconds of the first and the longest wait after a failed attempt (doubling in between). */
@@ -74,6 +79,8 @@ export function loadCertsSettings(src: Source, dataDir: string): CertsSettings {
   if (challenge === 'dns-01-rfc2136' && (!rfc2136Server || !val(src, 'MAILSVC_ACME_TSIG_KEY_FILE'))) {
     throw new SettingsError('MAILSVC_ACME_CHALLENGE', 'dns-01-rfc2136 needs MAILSVC_ACME_RFC2136_SERVER and MAILSVC_ACME_TSIG_KEY_FILE');
   }
+  const deploy = (val(src, 'MAILSVC_CERTS_DEPLOY') ?? 'helper') as CertsDeploy;
+  if (!CERTS_DEPLOYS.includes(deploy)) throw new SettingsError('MAILSVC_CERTS_DEPLOY', `must be one of ${CERTS_DEPLOYS.join(', ')}, got "${deploy.slice(0, 20)}"`);
   const retryBaseSeconds = whole(src, 'MAILSVC_CERTS_RETRY_BASE', 3600, 1, 86_400);
   return Object.freeze({
     mailHostname: hostName(src, 'MAILSVC_MAIL_HOSTNAME'),
@@ -89,6 +96,7 @@ export function loadCertsSettings(src: Source, dataDir: string): CertsSettings {
     rfc2136Server,
     tsigKeyFile: val(src, 'MAILSVC_ACME_TSIG_KEY_FILE'),
     nsupdate: val(src, 'MAILSVC_ACME_NSUPDATE') ?? 'knsupdate',
+    deploy,
     certsDir: val(src, 'MAILSVC_CERTS_DIR') ?? `${dataDir}/certs`,
     retryBaseSeconds,
     retryMaxSeconds: Math.max(retryBaseSeconds, whole(src, 'MAILSVC_CERTS_RETRY_MAX', 86_400, 1, 7 * 86_400)),

@@ -13,6 +13,7 @@ export const SEALED_COLUMNS = [
   { table: 'backup_secrets', key: 'name', column: 'value' },
   { table: 'portal_totp', key: 'account_id', column: 'secret_sealed' },
   { table: 'certificates', key: 'name', column: 'private_key' },
+  { table: 'certificates', key: 'name', column: 'pending_private_key' },
   { table: 'acme_accounts', key: 'id', column: 'account_key' },
 ] as const;
 

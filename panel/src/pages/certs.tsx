@@ -13,6 +13,8 @@ type Cert = {
   last_error: string | null;
   next_attempt_at: string | null;
   proof: Proof | null;
+  /** A certificate with a new key held back until its DANE record is published and the TTL has passed. */
+  pending: { sha256: string; issued_at: string | null } | null;
 };
 
 /** The ACME certificates: state, when each renews, the last proof on the wire; issue, renew what is due, revoke. */
@@ -44,7 +46,15 @@ export function Certs() {
           { title: 'Holds', cell: (c) => c.names.join(', ') },
           { title: 'State', cell: (c) => <span class={c.state === 'valid' ? 'ok' : 'error'}>{c.state}</span> },
           { title: 'Valid until', cell: (c) => (c.not_after ? `${when(c.not_after)} (${c.days_left ?? '?'} days)` : '—') },
-          { title: 'Renews', cell: (c) => (c.renew_at ? when(c.renew_at) : '—') },
+          {
+            title: 'Renews',
+            cell: (c) => (
+              <>
+                {c.renew_at ? when(c.renew_at) : '—'}
+                {c.pending ? <small> (a certificate with a new key waits for its DANE record; the renewal check deploys it)</small> : null}
+              </>
+            ),
+          },
           { title: 'Proven on', cell: (c) => (c.proof ? c.proof.ports.map((p) => `${p.service}:${p.port} ${p.matches ? '✓' : '✗'}`).join(' ') : '—') },
           { title: 'Last failure', cell: (c) => (c.last_error ? <small>{c.last_error}{c.next_attempt_at ? ` (next try ${when(c.next_attempt_at)})` : ''}</small> : '—') },
           {

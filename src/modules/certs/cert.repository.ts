@@ -5,7 +5,7 @@ import type { AcmeAccountTable, CertificateTable } from './tables.js';
 export type CertRow = Selectable<CertificateTable>;
 export type AcmeAccountRow = Selectable<AcmeAccountTable>;
 
-const NUMERIC = ['not_before', 'not_after', 'ari_start', 'ari_end', 'ari_next_check', 'issued_at', 'revoked_at', 'last_attempt_at', 'next_attempt_at'] as const;
+const NUMERIC = ['not_before', 'not_after', 'ari_start', 'ari_end', 'ari_next_check', 'issued_at', 'revoked_at', 'last_attempt_at', 'next_attempt_at', 'pending_since'] as const;
 const n = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /** PostgreSQL answers bigint columns as text: every time is a number here. */

@@ -12,6 +12,17 @@ import type { AcmeTxtPublisher, ChallengeSolver } from './challenges.js';
 import type { CertRepository, CertRow } from './cert.repository.js';
 import type { CertificateDeployer, DeployProof, TlsService } from './deployer.js';
 import type { CertView, RenewOutcome } from './schema.js';
+import type { DaneKeys, DaneRolloverState } from '../dns/dane.service.js';
+
+/** The mail host's DANE key state, or null when mailsvc keeps none for it yet. */
+async function daneStatus(keys: DaneKeys): Promise<DaneRolloverState | null> {
+  try {
+    return await keys.status();
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'not_found') return null;
+    throw err;
+  }
+}
 
 const DAY = 86_400_000;
 const HOST = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/;
@@ -31,6 +42,8 @@ export type CertsDeps = {
   /** The services whose ports must serve the certificate (MAILSVC_DOCTOR_TLS_PORTS' kinds). */
   services: readonly TlsService[];
   cloudflare?: AcmeTxtPublisher | undefined;
+  /** The DNS module's DANE keys (docs/certs.md "DANE"): a certificate of the mail host with a new key waits for its TLSA record. */
+  dane?: { keys(mailHost: string): DaneKeys } | undefined;
   /** Reports progress of long work (the CLI's lines). */
   progress?: (line: string) => void;
 };
@@ -145,6 +158,7 @@ export class CertService {
       failures: r.failures,
       next_attempt_at: iso(r.next_attempt_at),
       proof: r.proof === null ? null : (JSON.parse(r.proof) as DeployProof),
+      pending: r.pending_chain_pem === null ? null : (({ sha256, notAfter }) => ({ sha256, not_after: iso(notAfter), issued_at: iso(r.pending_since) }))(certFacts(r.pending_chain_pem)),
     };
   }
 
@@ -194,6 +208,27 @@ export class CertService {
     const outcomes = await Promise.all(rows.map((r) => this.refreshAri(r)));
     const results: RenewOutcome[] = [];
     for (const r of outcomes) {
+      if (r.pending_chain_pem !== null) {
+        // A certificate with a new key waits for its DANE record: no new order until it is deployed (even with force).
+        if (!opts.force && r.next_attempt_at !== null && r.next_attempt_at > this.now) {
+          results.push({ name: r.name, action: 'skipped', detail: `the held-back certificate's deployment failed; waiting until ${new Date(r.next_attempt_at).toISOString()}`, certificate: this.view(r) });
+          continue;
+        }
+        try {
+          const done = await this.exclusive(r.name, () => this.deployPending(r));
+          if ('view' in done) results.push({ name: r.name, action: 'renewed', detail: done.detail, certificate: done.view });
+          else {
+            const st = done.waiting;
+            results.push({ name: r.name, action: 'skipped', detail: `a certificate with a new key waits for its DANE record (${st.state}${st.waiting ? `: ${st.waiting}` : ''})`, certificate: this.view(r) });
+          }
+        } catch (err) {
+          const e = err instanceof AppError ? err : explain(err, this.d.settings.directoryUrl);
+          results.push({ name: r.name, action: 'failed', detail: e.detail, certificate: this.view((await this.d.repo.get(r.name)) as CertRow) });
+        }
+        continue;
+      }
+      // A DANE step that fails (the DNS unreachable) does not stop the renewal check: the next one tries again.
+      await this.finishDane(r).catch((err: unknown) => this.say(`${r.name}: the DANE key change could not be completed now: ${(err as Error).message.slice(0, 200)}`));
       const own = r.name === 'mail' ? wanted : null;
       const decision = opts.force ? { due: true, why: 'forced' } : renewalDecision(r, own && own.length ? own : null, this.now);
       if (!decision.due) {
@@ -275,7 +310,6 @@ export class CertService {
    * backoff or the CA's Retry-After) and thrown.
    */
   private async attempt(row: CertRow, names: string[], newKey: boolean): Promise<CertView> {
-    const s = this.d.settings;
     const started = this.now;
     await this.d.repo.update(row.name, { last_attempt_at: started, updated_at: started });
     try {
@@ -314,48 +348,142 @@ export class CertService {
       const finalized = await client.finalizeOrder(order, csr);
       const chainPem = await client.getCertificate(finalized);
       const facts = certFacts(chainPem);
+      // DANE (docs/certs.md "DANE"): a new key for the mail host is published first; the certificate waits.
+      const dane = this.daneKeys(names);
+      let change: DaneRolloverState | null = null;
+      if (dane) {
+        const st = await daneStatus(dane);
+        if (st && !(st.state === 'idle' && st.current_spki === facts.spkiSha256)) {
+          change = await dane.prepareKeyChange(facts.spkiSha256);
+          if (change.state === 'idle') change = null; // the key in service after all: the change was called off
+          else if (change.state !== 'ready-to-deploy') {
+            const now = this.now;
+            await this.d.repo.update(row.name, {
+              pending_chain_pem: chainPem,
+              pending_private_key: box.seal(keyPem, sealContext('certificates', row.name, 'pending_private_key')),
+              pending_names: JSON.stringify(names),
+              pending_since: now,
+              last_error: null,
+              failures: 0,
+              next_attempt_at: null,
+              updated_at: now,
+            });
+            this.say(`issued ${facts.serial} with a new key: held back until its DANE record is published everywhere and the TTL has passed (${change.state}${change.waiting ? `: ${change.waiting}` : ''}); the renewal check deploys it then`);
+            return this.view((await this.d.repo.get(row.name)) as CertRow);
+          }
+        }
+      }
       this.say(`issued ${facts.serial}; deploying and proving on ${this.d.services.join(', ') || 'no port'}`);
-      let proof: DeployProof;
-      try {
-        proof = await this.d.deployer.deployAndProve({ certName: row.name, chainPem, keyPem, services: [...this.d.services] });
-      } catch (err) {
-        throw new AppError('upstream', `the certificate was issued but not deployed: ${(err as Error).message.slice(0, 300)}; the previous certificate stays in service`);
-      }
-      if (!proof.ok) {
-        const bad = proof.ports.filter((p) => !p.matches).map((p) => `${p.service} (${p.port}): ${p.detail ?? 'another certificate'}`);
-        await this.d.repo.update(row.name, { proof: JSON.stringify(proof) });
-        throw new AppError('upstream', `the certificate was issued but not proven on ${bad.join('; ')}; the previous certificate stays in service: fix the daemon, then run mailsvc certs renew ${row.name} --force`);
-      }
-      const now = this.now;
-      await this.d.repo.update(row.name, {
-        names: JSON.stringify(names),
-        chain_pem: chainPem,
-        private_key: box.seal(keyPem, ctx),
-        serial: facts.serial,
-        sha256: facts.sha256,
-        not_before: facts.notBefore,
-        not_after: facts.notAfter,
-        ari_start: null,
-        ari_end: null,
-        ari_next_check: null,
-        issued_at: now,
-        revoked_at: null,
-        last_error: null,
-        failures: 0,
-        next_attempt_at: null,
-        proof: JSON.stringify(proof),
-        updated_at: now,
-      });
-      const stored = await this.refreshAri((await this.d.repo.get(row.name)) as CertRow);
-      return this.view(stored);
+      return await this.deployAndTake(row.name, names, chainPem, keyPem, dane, change !== null);
     } catch (err) {
-      const e = explain(err, s.directoryUrl);
-      const current = (await this.d.repo.get(row.name)) as CertRow;
-      const failures = current.failures + 1;
-      const wait = Math.max(backoffMs(failures, s.retryBaseSeconds, s.retryMaxSeconds), (e.extra.retryAfter ?? 0) * 1000);
-      await this.d.repo.update(row.name, { last_error: e.detail.slice(0, 1000), failures, next_attempt_at: this.now + wait, updated_at: this.now });
-      throw e;
+      throw await this.failed(row.name, err);
     }
+  }
+
+  /** The DANE key of the mail host when `names` holds it and port 25 is among the ports proven; else null. */
+  private daneKeys(names: readonly string[]): DaneKeys | null {
+    const host = this.d.settings.mailHostname;
+    if (!this.d.dane || !host || !names.includes(host) || !this.d.services.includes('smtp')) return null;
+    return this.d.dane.keys(host);
+  }
+
+  /**
+   * Deploys and proves `chainPem`; only a proven one becomes the certificate in
+   * service (a held-back one is then gone). DANE: the first certificate's key
+   * becomes the current one; a key change is completed (the old record withdrawn).
+   */
+  private async deployAndTake(name: string, names: string[], chainPem: string, keyPem: string, dane: DaneKeys | null, keyChange: boolean): Promise<CertView> {
+    const facts = certFacts(chainPem);
+    let proof: DeployProof;
+    try {
+      proof = await this.d.deployer.deployAndProve({ certName: name, chainPem, keyPem, services: [...this.d.services] });
+    } catch (err) {
+      throw new AppError('upstream', `the certificate was issued but not deployed: ${(err as Error).message.slice(0, 300)}; the previous certificate stays in service`);
+    }
+    if (!proof.ok) {
+      const bad = proof.ports.filter((p) => !p.matches).map((p) => `${p.service} (${p.port}): ${p.detail ?? 'another certificate'}`);
+      await this.d.repo.update(name, { proof: JSON.stringify(proof) });
+      throw new AppError('upstream', `the certificate was issued but not proven on ${bad.join('; ')}; the previous certificate stays in service: fix the daemon, then run mailsvc certs renew ${name} --force`);
+    }
+    const now = this.now;
+    await this.d.repo.update(name, {
+      names: JSON.stringify(names),
+      chain_pem: chainPem,
+      private_key: this.d.box().seal(keyPem, sealContext('certificates', name, 'private_key')),
+      serial: facts.serial,
+      sha256: facts.sha256,
+      not_before: facts.notBefore,
+      not_after: facts.notAfter,
+      ari_start: null,
+      ari_end: null,
+      ari_next_check: null,
+      issued_at: now,
+      revoked_at: null,
+      last_error: null,
+      failures: 0,
+      next_attempt_at: null,
+      proof: JSON.stringify(proof),
+      pending_chain_pem: null,
+      pending_private_key: null,
+      pending_names: null,
+      pending_since: null,
+      updated_at: now,
+    });
+    if (dane) {
+      if (keyChange) await dane.completeKeyChange();
+      else if ((await daneStatus(dane)) === null) await dane.setCurrent(facts.spkiSha256);
+    }
+    const stored = await this.refreshAri((await this.d.repo.get(name)) as CertRow);
+    return this.view(stored);
+  }
+
+  /** Records a failed attempt (the error line, failures + 1, the next attempt after the backoff or Retry-After); answers the error to throw. */
+  private async failed(name: string, err: unknown): Promise<AppError> {
+    const s = this.d.settings;
+    const e = explain(err, s.directoryUrl);
+    const current = (await this.d.repo.get(name)) as CertRow;
+    const failures = current.failures + 1;
+    const wait = Math.max(backoffMs(failures, s.retryBaseSeconds, s.retryMaxSeconds), (e.extra.retryAfter ?? 0) * 1000);
+    await this.d.repo.update(name, { last_error: e.detail.slice(0, 1000), failures, next_attempt_at: this.now + wait, updated_at: this.now });
+    return e;
+  }
+
+  /**
+   * The renewal check's DANE step for a certificate held back for its new
+   * key: the key change is taken as far as it goes now (resumable: every
+   * state is in the database); at ready-to-deploy the certificate is
+   * deployed and proven, then the key change completed; before: the state it waits in.
+   */
+  private async deployPending(r: CertRow): Promise<{ view: CertView; detail: string } | { waiting: DaneRolloverState }> {
+    const chainPem = r.pending_chain_pem as string;
+    const names = JSON.parse(r.pending_names ?? r.names) as string[];
+    const dane = this.daneKeys(names);
+    const spki = certFacts(chainPem).spkiSha256;
+    let keyChange = false;
+    if (dane && (await daneStatus(dane)) !== null) {
+      // Publishes the next record again if a crash came between holding the certificate back and publishing it.
+      const st = await dane.prepareKeyChange(spki);
+      if (st.state !== 'ready-to-deploy' && !(st.state === 'idle' && st.current_spki === spki)) return { waiting: st };
+      keyChange = st.state === 'ready-to-deploy';
+    }
+    this.say(`${r.name}: its DANE record is published everywhere and the TTL has passed: deploying the held-back certificate`);
+    try {
+      const keyPem = this.d.box().open(r.pending_private_key as string, sealContext('certificates', r.name, 'pending_private_key'));
+      const view = await this.deployAndTake(r.name, names, chainPem, keyPem, dane, keyChange);
+      return { view, detail: 'the certificate with the new key, after its DANE record' };
+    } catch (err) {
+      throw await this.failed(r.name, err);
+    }
+  }
+
+  /** A key change whose certificate was deployed but not completed (a crash in between): completed now. */
+  private async finishDane(r: CertRow): Promise<void> {
+    if (r.chain_pem === null || r.pending_chain_pem !== null) return;
+    const dane = this.daneKeys(JSON.parse(r.names) as string[]);
+    const st = dane ? await daneStatus(dane) : null;
+    if (!dane || !st) return;
+    if (st.state === 'ready-to-deploy' && st.next_spki === certFacts(r.chain_pem).spkiSha256) await dane.completeKeyChange();
+    else if (st.state === 'retiring-old') await dane.advance();
   }
 
   private async offersAri(): Promise<boolean> {

@@ -59,7 +59,7 @@ describe('when a certificate renews', () => {
     name: 'mail', names: '["mail.example.org"]', chain_pem: 'PEM', private_key: 'sealed', serial: '01', sha256: 'ab',
     not_before: now - 10 * DAY, not_after: now + 80 * DAY, ari_start: null, ari_end: null, ari_next_check: null,
     issued_at: now - 10 * DAY, revoked_at: null, last_attempt_at: null, last_error: null, failures: 0, next_attempt_at: null,
-    proof: null, created_at: 0, updated_at: 0, ...over,
+    proof: null, pending_chain_pem: null, pending_private_key: null, pending_names: null, pending_since: null, created_at: 0, updated_at: 0, ...over,
   });
 
   it('at two thirds of its lifetime: not a day before', () => {

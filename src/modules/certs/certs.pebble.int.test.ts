@@ -82,6 +82,7 @@ describe.skipIf(why !== null)('ACME certificates against pebble', () => {
         MAILSVC_ACME_CA_FILE: pebble.caFile,
         MAILSVC_ACME_HTTP_ADDRESS: '127.0.0.1',
         MAILSVC_ACME_HTTP_PORT: String(pebble.httpPort),
+        MAILSVC_CERTS_DEPLOY: 'files',
         MAILSVC_CERTS_DIR: certsDir,
         MAILSVC_DOCTOR_TLS_HOST: '127.0.0.1',
         MAILSVC_DOCTOR_TLS_PORTS: `imaps:${imaps.port},https:${https.port}`,

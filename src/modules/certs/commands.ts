@@ -14,6 +14,7 @@ const detail = (c: CertView): string =>
     `  serial ${c.serial ?? '-'}  sha256 ${c.sha256 ?? '-'}`,
     ...(c.ari_window ? [`  the CA suggests renewing between ${c.ari_window.start} and ${c.ari_window.end} (ARI)`] : []),
     ...(c.next_attempt_at ? [`  next attempt not before ${c.next_attempt_at} (${c.failures} failed in a row)`] : []),
+    ...(c.pending ? [`  held back: a certificate with a new key (sha256 ${c.pending.sha256}, issued ${c.pending.issued_at ?? '-'}) waits for its DANE record; the renewal check deploys it (mailsvc dns dane status)`] : []),
     ...(c.proof ? [`  proven on the wire: ${c.proof.ok ? 'yes' : 'NO'}`, ...c.proof.ports.map((p) => `    ${p.service}:${p.port} ${p.matches ? 'serves it' : `does not: ${escapeControl(p.detail ?? 'another certificate', true)}`}`)] : []),
   ].join('\n');
 
@@ -54,7 +55,7 @@ export function certCommands(program: Command, run: Run<{ service: CertService }
         progress(m.service, opts.json);
         return m.service.issue(name, { names: opts.names?.split(',').map((s) => s.trim()).filter(Boolean), newKey: opts.newKey });
       });
-      output(opts.json, c, () => `Issued and proven: ${detail(c)}`);
+      output(opts.json, c, () => `${c.pending ? 'Issued, held back for DANE' : 'Issued and proven'}: ${detail(c)}`);
     });
   certs
     .command('renew')

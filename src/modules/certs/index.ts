@@ -6,6 +6,7 @@ import { CertService } from './cert.service.js';
 import { LocalFileDeployer } from './deployer.js';
 import type { CertificateDeployer, TlsService } from './deployer.js';
 import type { AcmeTxtPublisher } from './challenges.js';
+import type { DaneKeys } from '../dns/dane.service.js';
 
 export type { CertService } from './cert.service.js';
 export type { CertificateDeployer, DeployProof, PortProof, TlsService } from './deployer.js';
@@ -15,17 +16,34 @@ export type { CertView, RenewOutcome } from './schema.js';
 
 export type CertsDeps = {
   activeDomains: () => Promise<string[]>;
-  /** The deployer (a `tls` module's); absent: the built-in LocalFileDeployer (docs/certs.md). */
+  /** A deployer that wins over MAILSVC_CERTS_DEPLOY (a test's). */
   deployer?: CertificateDeployer | undefined;
+  /** The tls module's deployer (through the root helper): used when MAILSVC_CERTS_DEPLOY is `helper` (the default). */
+  helperDeployer?: CertificateDeployer | undefined;
   cloudflare?: AcmeTxtPublisher | undefined;
+  /** The dns module's DANE keys: a certificate of the mail host with a new key is deployed only after its TLSA record (docs/certs.md "DANE"). */
+  dane?: { keys(mailHost: string): DaneKeys } | undefined;
   progress?: (line: string) => void;
 };
+
+const DEPLOYABLE: readonly TlsService[] = ['smtp', 'submission', 'smtps', 'imaps', 'pop3s', 'https'];
+
+/** MAILSVC_CERTS_DEPLOY: `helper` needs the tls module's deployer; `files` is the built-in one. */
+function chooseDeployer(how: 'helper' | 'files', helper: CertificateDeployer | undefined, files: () => CertificateDeployer): CertificateDeployer {
+  if (how === 'files') return files();
+  if (helper) return helper;
+  // Only reached when the module is built without the tls module (a program of its own): said when a certificate is deployed.
+  return {
+    deployAndProve: () => Promise.reject(new Error('MAILSVC_CERTS_DEPLOY is helper but the tls module (the helper\'s deployer) is not loaded; set MAILSVC_CERTS_DEPLOY=files to write the files under MAILSVC_CERTS_DIR instead')),
+  };
+}
 
 /** ACME certificates for the mail host, the panel and the per-domain names (docs/certs.md). */
 export function createCertsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'box' | 'instruments'>, deps: CertsDeps) {
   const { settings } = infra;
-  const ports = settings.doctor.tlsPorts.map((p) => ({ kind: p.kind as TlsService, port: p.port }));
-  const deployer = deps.deployer ?? new LocalFileDeployer({ dir: settings.certs.certsDir, host: settings.doctor.tlsHost, ports, timeoutMs: settings.doctor.timeoutMs });
+  // IMAP's and POP3's STARTTLS ports (imap, pop3) are proven with imaps and pop3s: a deploy names only these.
+  const ports = settings.doctor.tlsPorts.filter((p): p is { kind: TlsService; port: number } => (DEPLOYABLE as readonly string[]).includes(p.kind));
+  const deployer = deps.deployer ?? chooseDeployer(settings.certs.deploy, deps.helperDeployer, () => new LocalFileDeployer({ dir: settings.certs.certsDir, host: settings.doctor.tlsHost, ports, timeoutMs: settings.doctor.timeoutMs }));
   const repo = new CertRepository(infra.db);
   const service = new CertService({
     repo,
@@ -37,6 +55,7 @@ export function createCertsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings'
     deployer,
     services: [...new Set(ports.map((p) => p.kind))],
     cloudflare: deps.cloudflare,
+    dane: deps.dane,
     ...(deps.progress ? { progress: deps.progress } : {}),
   });
   infra.instruments.addGauge({

@@ -8,7 +8,7 @@ declare module '../module-types.js' {
     certs: CertsModule;
   }
   interface ModuleOptions {
-    /** Replaces the deployer (a test's, or a `tls` module's before it is in the list). */
+    /** Replaces the deployer MAILSVC_CERTS_DEPLOY chooses (a test's). */
     certsDeployer?: CertificateDeployer;
   }
 }
@@ -17,16 +17,21 @@ declare module '../module-types.js' {
 export default defineModule({
   name: 'certs',
   doc: 'docs/certs.md',
-  migrations: { '0023_certificates': () => import('./migrations/0023_certificates.js') },
+  migrations: {
+    '0023_certificates': () => import('./migrations/0023_certificates.js'),
+    '0027_certificates_pending': () => import('./migrations/0027_certificates_pending.js'),
+  },
   http: true,
   build: async (ctx) => {
     const [{ createCertsModule }, domains, dns] = await Promise.all([import('./index.js'), ctx.get('domains'), ctx.get('dns')]);
     return createCertsModule(ctx.infra, {
       activeDomains: () => domains.service.activeNames(),
       cloudflare: dns.cloudflare,
-      // The deployer seam: when a `tls` module (deploy through the helper, prove on the wire) is in the
-      // module list, its CertificateDeployer goes here; until then the built-in LocalFileDeployer.
+      dane: dns.dane,
+      // MAILSVC_CERTS_DEPLOY=helper (the default): the tls module's deployer (the root helper installs,
+      // mailsvc proves on the wire, restarts once, rolls back); `files`: the built-in file deployer.
       deployer: ctx.options.certsDeployer,
+      helperDeployer: !ctx.options.certsDeployer && ctx.infra.settings.certs.deploy === 'helper' ? (await ctx.get('tls')).deployer : undefined,
     });
   },
   commands: (program, cli) => certCommands(program, cli.run()),

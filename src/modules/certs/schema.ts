@@ -31,6 +31,17 @@ export const CertSchema = Type.Object(
     failures: Type.Integer({ description: 'failed attempts in a row' }),
     next_attempt_at: Time,
     proof: Type.Union([ProofSchema, Type.Null()]),
+    pending: Type.Union(
+      [
+        Type.Object({
+          sha256: Type.String({ description: 'SHA-256 of the held-back leaf' }),
+          not_after: Time,
+          issued_at: Time,
+        }),
+        Type.Null(),
+      ],
+      { description: 'a certificate with a new key for the mail host, held back until its DANE record is published everywhere and the TTL has passed (the renewal check deploys it then; `mailsvc dns dane status` says what it waits for); null when none' },
+    ),
   },
   { title: 'Certificate' },
 );

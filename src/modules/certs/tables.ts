@@ -27,6 +27,16 @@ export type CertificateTable = {
   next_attempt_at: number | null;
   /** JSON of the last on-the-wire proof (ports, served SHA-256, matches). */
   proof: string | null;
+  /**
+   * A certificate issued with a new key for the mail host, held back until its
+   * DANE record is published everywhere and the TTL has passed (docs/certs.md
+   * "DANE"): its chain, its sealed key, the names, when it was issued. The
+   * renewal timer deploys it when the key change is at ready-to-deploy.
+   */
+  pending_chain_pem: string | null;
+  pending_private_key: string | null;
+  pending_names: string | null;
+  pending_since: number | null;
   created_at: number;
   updated_at: number;
 };
