@@ -12,7 +12,7 @@ import type { AcmeTxtPublisher, ChallengeSolver } from './challenges.js';
 import type { CertRepository, CertRow } from './cert.repository.js';
 import type { CertificateDeployer, DeployProof, TlsService } from './deployer.js';
 import type { CertView, RenewOutcome } from './schema.js';
-import type { DaneKeys, DaneRolloverState } from '../dns/dane.service.js';
+import type { DaneKeys, DaneRolloverState } from '../dns/index.js';
 
 /** The mail host's DANE key state, or null when mailsvc keeps none for it yet. */
 async function daneStatus(keys: DaneKeys): Promise<DaneRolloverState | null> {

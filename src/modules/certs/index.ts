@@ -6,7 +6,7 @@ import { CertService } from './cert.service.js';
 import { LocalFileDeployer } from './deployer.js';
 import type { CertificateDeployer, TlsService } from './deployer.js';
 import type { AcmeTxtPublisher } from './challenges.js';
-import type { DaneKeys } from '../dns/dane.service.js';
+import type { DaneKeys } from '../dns/index.js';
 
 export type { CertService } from './cert.service.js';
 export type { CertificateDeployer, DeployProof, PortProof, TlsService } from './deployer.js';
