@@ -45,7 +45,7 @@ describe('mailsvc install --root', () => {
     expect(report.left.join('\n')).toMatch(/nginx/);
     // What it wrote is named where it wrote it: under DIR, not at the host's paths.
     expect(report.done.join('\n')).toContain(`wrote the settings file ${join(root, 'etc/mailsvc/mailsvc.conf')}`);
-    expect(report.done.join('\n')).toContain(`rendered 15 units into ${units}`);
+    expect(report.done.join('\n')).toContain(`rendered 17 units into ${units}`);
     expect(report.done.join('\n')).not.toMatch(/(^|[\s,])\/etc\//m);
     expect(readdirSync(units).sort()).toEqual([
       'mailsvc-backup-verify.service', 'mailsvc-backup-verify.timer', 'mailsvc-backup.service', 'mailsvc-backup.timer', 'mailsvc-backup@.service',

@@ -70,7 +70,8 @@ describe.skipIf(why !== null)('tls deploy: the certificate proven on every port 
       ...d.helperEnv,
       MAILSVC_TLS_GROUP: group,
     };
-    t = await startTestApp(db.url, env);
+    // A reload that lands late on a loaded machine is not a stale daemon: the deployer gives it 20 s (5 s in service).
+    t = await startTestApp(db.url, env, { tlsDeployer: { settleMs: 20_000 } });
     tls = await t.ctx.modules.get('tls');
   }, 180_000);
 
