@@ -117,25 +117,39 @@ describe.skipIf(unavailable !== null)('the panel administrators enjoy (Chromium,
     await jump.fill('findme');
     await page.getByRole('option', { name: /domain findme\.example/ }).waitFor();
     await page.getByRole('option', { name: /account zoe@findme\.example/ }).waitFor();
-    while (!/domain findme/.test((await page.locator('[role=option][aria-selected=true]').textContent()) ?? '')) await jump.press('ArrowDown');
+    // The selected option, or '' while the list re-renders (the server's answers arrive after the pages' and settings'):
+    // never a wait on an option that is not there.
+    const selected = async (): Promise<string> => {
+      const opt = page.locator('[role=option][aria-selected=true]');
+      return (await opt.count()) === 0 ? '' : ((await opt.first().textContent({ timeout: 2000 }).catch(() => '')) ?? '');
+    };
+    await expect.poll(async () => {
+      if (/domain findme/.test(await selected())) return true;
+      await jump.press('ArrowDown');
+      return /domain findme/.test(await selected());
+    }, { timeout: 20_000 }).toBe(true);
     await jump.press('Enter');
     await page.getByRole('heading', { name: 'Domains', level: 1 }).waitFor();
-    await expect.poll(() => page.locator('tbody tr').allInnerTexts()).toEqual([expect.stringContaining('findme.example')]);
+    await expect.poll(() => page.locator('tbody tr').allInnerTexts(), { timeout: 15_000 }).toEqual([expect.stringContaining('findme.example')]);
     expect(await page.getByLabel('Name contains').inputValue()).toBe('findme.example');
     // An account.
     await jump.fill('zoe@');
     const option = page.getByRole('option', { name: /account zoe@findme\.example/ });
     await option.waitFor();
-    while ((await option.getAttribute('aria-selected')) !== 'true') await jump.press('ArrowDown');
+    await expect.poll(async () => {
+      if ((await option.getAttribute('aria-selected', { timeout: 2000 }).catch(() => null)) === 'true') return true;
+      await jump.press('ArrowDown');
+      return (await option.getAttribute('aria-selected', { timeout: 2000 }).catch(() => null)) === 'true';
+    }, { timeout: 20_000 }).toBe(true);
     await jump.press('Enter');
     await page.getByRole('heading', { name: 'Accounts', level: 1 }).waitFor();
-    await expect.poll(() => page.locator('tbody tr').allInnerTexts()).toEqual([expect.stringContaining('zoe@findme.example')]);
+    await expect.poll(() => page.locator('tbody tr').allInnerTexts(), { timeout: 15_000 }).toEqual([expect.stringContaining('zoe@findme.example')]);
     // A setting: its page, with the focus at its input.
     await jump.fill('oncalendar');
     await page.getByRole('option', { name: /setting .*MAILSVC_BACKUP_ONCALENDAR/ }).waitFor();
     await jump.press('Enter');
     await page.getByRole('heading', { name: 'Backups', level: 1 }).waitFor();
-    await expect.poll(() => page.evaluate('document.activeElement && document.activeElement.id')).toBe('backup-ONCALENDAR');
+    await expect.poll(() => page.evaluate('document.activeElement && document.activeElement.id'), { timeout: 15_000 }).toBe('backup-ONCALENDAR');
     // A limit, and nothing for nonsense.
     await jump.fill('message size');
     await page.getByRole('option', { name: /setting message-size-limit/ }).waitFor();

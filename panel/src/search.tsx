@@ -50,6 +50,13 @@ export function Search() {
   const [active, setActive] = useState(0);
   const [open, setOpen] = useState(false);
   const input = useRef<HTMLInputElement>(null);
+  // Closing on blur waits a moment (a click on an option lands first); focus or typing again cancels it,
+  // so a list opened right after the focus left (a jump moves it to the new page's heading) stays open.
+  const closing = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const keepOpen = () => {
+    clearTimeout(closing.current);
+    setOpen(true);
+  };
   useEffect(() => {
     setRemote([]);
     if (text.trim().length < 2) return undefined;
@@ -84,8 +91,8 @@ export function Search() {
       <input id="jump" ref={input} type="search" placeholder="Jump to… (domain, account, setting)" autocomplete="off" value={text}
         role="combobox" list={undefined} aria-expanded={shown ? 'true' : 'false'} aria-controls="jump-list" aria-autocomplete="list"
         aria-activedescendant={shown && hits[active] ? `jump-${active}` : undefined}
-        onInput={(e) => (setText((e.currentTarget as HTMLInputElement).value), setActive(0), setOpen(true))}
-        onKeyDown={onKeyDown} onBlur={() => setTimeout(() => setOpen(false), 150)} onFocus={() => setOpen(true)} />
+        onInput={(e) => (setText((e.currentTarget as HTMLInputElement).value), setActive(0), keepOpen())}
+        onKeyDown={onKeyDown} onBlur={() => (closing.current = setTimeout(() => setOpen(false), 150))} onFocus={keepOpen} />
       <ul id="jump-list" role="listbox" aria-label="Matches" class="jump-list" hidden={!shown}>
         {hits.map((h, i) => (
           <li key={h.href} id={`jump-${i}`} role="option" aria-selected={i === active ? 'true' : 'false'} class={i === active ? 'active' : undefined}
