@@ -119,7 +119,8 @@ describe.skipIf(why !== null)('tls deploy: the certificate proven on every port 
     expect(r.ok).toBe(false);
     for (const p of r.ports) expect(p.matches, p.service).toBe(!['imap', 'imaps', 'pop3', 'pop3s'].includes(p.service));
     expect(r.ports.filter((p) => !p.matches).every((p) => p.servedSha256 === leafSha(second) && p.detail === 'still serves the old certificate after a restart of dovecot')).toBe(true);
-    expect(d.restarts().slice(before)).toEqual(['restart dovecot.service']);
+    // Dovecot was restarted (once); on a loaded machine a reload of Postfix or nginx may land after the CLI's 5 s and restart it too.
+    expect(d.restarts().slice(before).filter((x) => x === 'restart dovecot.service')).toHaveLength(1);
     // Rolled back: Postfix and nginx serve the second certificate again, Dovecot never stopped serving it.
     expect(await served()).toEqual(all(leafSha(second)));
     const health = await call(t, 'GET', '/health/details?components=false', t.basic());
