@@ -6,6 +6,7 @@ import type { Session } from './api';
 import { SignIn } from './signin';
 import { GROUPS, PAGES } from './pages';
 import { Search } from './search';
+import { useModal } from './dialog';
 import { prefetchDashboard } from './pages/dashboard';
 import './style.css';
 
@@ -30,8 +31,6 @@ document.addEventListener('focusin', (e) => {
   if (!el.closest('[role=dialog]')) lastFocus = el;
 });
 
-const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
-
 /**
  * A modal dialog: the page behind it is inert, the focus starts in it (at the
  * password), Tab and Shift+Tab cycle inside it, Escape cancels, and on close
@@ -40,41 +39,8 @@ const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), selec
  */
 function Dialog({ labelledBy, onCancel, children }: { labelledBy: string; onCancel: () => void; children: ComponentChildren }) {
   const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    const before = lastFocus;
-    const behind = [...document.querySelectorAll<HTMLElement>('#app > .shell > :not(.backdrop)')];
-    for (const el of behind) el.inert = true;
-    const first = box.current?.querySelector<HTMLElement>('input[type=password]') ?? box.current?.querySelector<HTMLElement>(FOCUSABLE);
-    first?.focus();
-    return () => {
-      for (const el of behind) el.inert = false;
-      // Once the dialog is out of the document and the page is no longer inert.
-      setTimeout(() => {
-        if (before?.isConnected) before.focus();
-        else document.querySelector<HTMLElement>('main h1')?.focus();
-      }, 0);
-    };
-  }, []);
-  const onKeyDown = (e: KeyboardEvent) => {
-    if (e.key === 'Escape') {
-      e.preventDefault();
-      onCancel();
-      return;
-    }
-    if (e.key !== 'Tab' || !box.current) return;
-    const items = [...box.current.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((el) => el.offsetParent !== null);
-    if (items.length === 0) return;
-    const first = items[0]!;
-    const last = items[items.length - 1]!;
-    const at = document.activeElement;
-    if (e.shiftKey && (at === first || !box.current.contains(at))) {
-      e.preventDefault();
-      last.focus();
-    } else if (!e.shiftKey && (at === last || !box.current.contains(at))) {
-      e.preventDefault();
-      first.focus();
-    }
-  };
+  // The page behind it inert; the focus at the password field; back to what had it (useModal, ./dialog).
+  const onKeyDown = useModal(box, { behind: '#app > .shell > :not(.backdrop)', first: 'input[type=password]', before: () => lastFocus, onCancel });
   return (
     <div class="backdrop">
       <div role="dialog" aria-modal="true" aria-labelledby={labelledBy} class="dialog" ref={box} onKeyDown={onKeyDown}>

@@ -112,21 +112,46 @@ export class AuthService {
   }
 
   async verify(ip: string, challengeId: string, method: Method, code: string, channel: Channel = 'api'): Promise<AccessTokenResponse> {
+    return this.answerChallenge(
+      ip,
+      challengeId,
+      async (challenge) => {
+        if (!challenge.methods.includes(method)) throw badRequest(`Method ${method} is not offered by this challenge`);
+        if (method === 'webauthn') throw badRequest('A passkey answers with POST /auth/mfa/webauthn/options, then POST /auth/mfa/webauthn/verify');
+        await this.assertAllowed(method, channel);
+      },
+      (challenge) => this.checkCode(challenge, method, code, ip),
+      'Invalid code',
+    );
+  }
+
+  /**
+   * A sign-in challenge answered under the lockout: every way this fails
+   * counts, and the slot is reserved before the challenge or the answer is
+   * looked at. `admit` refuses a method the challenge does not take; `check`
+   * says whether the answer is right: a wrong one is recorded on the
+   * challenge and refused with `wrong`. The challenge is used once; the token
+   * is MFA-verified.
+   */
+  private async answerChallenge(
+    ip: string,
+    challengeId: string,
+    admit: (challenge: Challenge) => Promise<void>,
+    check: (challenge: Challenge) => Promise<boolean>,
+    wrong: string,
+  ): Promise<AccessTokenResponse> {
     const { lockout, challenges, tokens, credentials, authLog } = this.deps;
     let subject = credentials.username;
-    // Every way this fails counts, and the slot is reserved before the challenge or the code is looked at.
     const { attempt } = await lockout.guard(
       ip,
       async () => {
         const challenge = await challenges.get(challengeId);
         if (!challenge || challenge.kind !== 'signin') throw unauthenticated('Invalid or expired challenge');
-        if (!challenge.methods.includes(method)) throw badRequest(`Method ${method} is not offered by this challenge`);
-        if (method === 'webauthn') throw badRequest('A passkey answers with POST /auth/mfa/webauthn/options, then POST /auth/mfa/webauthn/verify');
-        await this.assertAllowed(method, channel);
+        await admit(challenge);
         subject = challenge.subject || credentials.username;
-        if (!(await this.checkCode(challenge, method, code, ip))) {
+        if (!(await check(challenge))) {
           await challenges.recordFailure(challengeId);
-          throw unauthenticated('Invalid code');
+          throw unauthenticated(wrong);
         }
         if (!(await challenges.consume(challengeId))) throw unauthenticated('Invalid or expired challenge');
         return true;
@@ -187,28 +212,20 @@ export class AuthService {
    * assertion finds none. Every failure counts in the lockout, like a wrong code.
    */
   async verifyWebauthn(ip: string, challengeId: string, credential: AuthenticationResponseJSON): Promise<AccessTokenResponse> {
-    const { lockout, challenges, tokens, credentials, authLog } = this.deps;
-    let subject = credentials.username;
-    const { attempt } = await lockout.guard(
+    const { challenges } = this.deps;
+    return this.answerChallenge(
       ip,
-      async () => {
-        const challenge = await challenges.get(challengeId);
-        if (!challenge || challenge.kind !== 'signin') throw unauthenticated('Invalid or expired challenge');
+      challengeId,
+      async (challenge) => {
         if (!challenge.methods.includes('webauthn')) throw badRequest('A passkey is not a method of this challenge');
-        subject = challenge.subject || credentials.username;
+      },
+      async () => {
         const expected = await challenges.takeWebauthn(challengeId);
         if (expected === null) throw unauthenticated('No passkey request is pending for this challenge: ask for the options again');
-        if (!(await this.checkAssertion(ip, credential, expected, false))) {
-          await challenges.recordFailure(challengeId);
-          throw unauthenticated('The passkey was not accepted');
-        }
-        if (!(await challenges.consume(challengeId))) throw unauthenticated('Invalid or expired challenge');
-        return true;
+        return this.checkAssertion(ip, credential, expected, false);
       },
-      () => authLog.failure(subject, ip),
+      'The passkey was not accepted',
     );
-    await attempt.signedIn();
-    return tokens.issue(subject, true);
   }
 
   private async checkAssertion(ip: string, credential: AuthenticationResponseJSON, expected: string, passwordless: boolean): Promise<boolean> {

@@ -43,14 +43,18 @@ export const PasskeyPolicyPatch = Type.Object(
 /** A browser's answer (PublicKeyCredential as JSON): checked by the WebAuthn library, bounded here. */
 const B64 = (max: number) => Type.String({ maxLength: max, pattern: '^[A-Za-z0-9_-]*={0,2}$' });
 const Extensions = Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 16 });
+/** The fields every PublicKeyCredential has; `response` differs between registration and sign-in. */
+const credentialFields = () => ({
+  id: B64(1400),
+  rawId: B64(1400),
+  type: Type.Literal('public-key'),
+  authenticatorAttachment: Type.Optional(Type.Union([Type.Literal('platform'), Type.Literal('cross-platform')])),
+  clientExtensionResults: Extensions,
+});
 
 export const RegistrationCredential = Type.Object(
   {
-    id: B64(1400),
-    rawId: B64(1400),
-    type: Type.Literal('public-key'),
-    authenticatorAttachment: Type.Optional(Type.Union([Type.Literal('platform'), Type.Literal('cross-platform')])),
-    clientExtensionResults: Extensions,
+    ...credentialFields(),
     response: Type.Object(
       {
         clientDataJSON: B64(8192),
@@ -68,11 +72,7 @@ export const RegistrationCredential = Type.Object(
 
 export const AuthenticationCredential = Type.Object(
   {
-    id: B64(1400),
-    rawId: B64(1400),
-    type: Type.Literal('public-key'),
-    authenticatorAttachment: Type.Optional(Type.Union([Type.Literal('platform'), Type.Literal('cross-platform')])),
-    clientExtensionResults: Extensions,
+    ...credentialFields(),
     response: Type.Object(
       {
         clientDataJSON: B64(8192),
