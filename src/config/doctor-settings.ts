@@ -20,6 +20,8 @@ export type DoctorSettings = Readonly<{
   tlsName: string;
   /** MAILSVC_DOCTOR_TLS_PORTS: `<kind>:<port>` items, or `off`: the ports the doctor, `mailsvc tls check` and a deploy's proof read (docs/tls.md). */
   tlsPorts: readonly TlsPort[];
+  /** MAILSVC_TLS_SETTLE_MS: how long a deploy's proof reads a port that still serves the old certificate before it counts as stale (docs/tls.md). */
+  tlsSettleMs: number;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -46,5 +48,8 @@ export function loadDoctorSettings(src: Source): DoctorSettings {
   if (isIP(host) === 0 && !/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/i.test(host)) throw new SettingsError('MAILSVC_DOCTOR_TLS_HOST', 'must be an address or a host name');
   const name = val(src, 'MAILSVC_DOCTOR_TLS_NAME') ?? hostname();
   if (!/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/i.test(name)) throw new SettingsError('MAILSVC_DOCTOR_TLS_NAME', 'must be a host name');
-  return Object.freeze({ timeoutMs, tlsHost: host, tlsName: name, tlsPorts: parseTlsPorts(val(src, 'MAILSVC_DOCTOR_TLS_PORTS') ?? DEFAULT_TLS_PORTS) });
+  const settle = val(src, 'MAILSVC_TLS_SETTLE_MS') ?? '5000';
+  const tlsSettleMs = /^\d+$/.test(settle) ? Number(settle) : NaN;
+  if (!(tlsSettleMs >= 500 && tlsSettleMs <= 120_000)) throw new SettingsError('MAILSVC_TLS_SETTLE_MS', `must be a whole number from 500 to 120000, got "${settle.slice(0, 40)}"`);
+  return Object.freeze({ timeoutMs, tlsHost: host, tlsName: name, tlsPorts: parseTlsPorts(val(src, 'MAILSVC_DOCTOR_TLS_PORTS') ?? DEFAULT_TLS_PORTS), tlsSettleMs });
 }

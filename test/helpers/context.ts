@@ -7,10 +7,10 @@ import type { Modules } from '../../src/app/modules.js';
 import type { MailSessionKicker } from '../../src/adapters/dovecot/doveadm.js';
 import type { MailboxHost } from '../../src/adapters/dovecot/mailbox-host.js';
 import type { SendFn } from '../../src/modules/sms/index.js';
-import type { ModuleName, ModuleOptions, ModuleRegistry } from '../../src/modules/module-types.js';
+import type { ModuleName, ModuleRegistry } from '../../src/modules/module-types.js';
 import type { Clock } from '../../src/shared/clock.js';
 
-export type ContextOptions = { clock?: Clock; sendSms?: SendFn; migrate?: boolean; log?: Logger; kicker?: MailSessionKicker; mailboxHost?: MailboxHost; tlsDeployer?: ModuleOptions['tlsDeployer'] };
+export type ContextOptions = { clock?: Clock; sendSms?: SendFn; migrate?: boolean; log?: Logger; kicker?: MailSessionKicker; mailboxHost?: MailboxHost };
 
 /**
  * The service's modules as `mailsvc serve` opens them (migrated, Redis

@@ -16,7 +16,8 @@ export { EXPIRY_ALARM_DAYS } from './tls.service.js';
  * Certificates in service (docs/tls.md): the deployer (the helper installs,
  * mailsvc proves on the wire, restarts once, rolls back), the served-expiry
  * monitor, and the prober both use. The ports, the host they are read at and
- * the name asked for are MAILSVC_DOCTOR_TLS_PORTS, _HOST and _NAME.
+ * the name asked for are MAILSVC_DOCTOR_TLS_PORTS, _HOST and _NAME; the
+ * proof's settle window is MAILSVC_TLS_SETTLE_MS.
  */
 export function createTlsModule(infra: Pick<Infra, 'db' | 'settings' | 'clock' | 'helper' | 'log' | 'instruments'>, opts: { deployer?: Partial<DeployerOptions> } = {}) {
   const d = infra.settings.doctor;
@@ -24,7 +25,7 @@ export function createTlsModule(infra: Pick<Infra, 'db' | 'settings' | 'clock' |
   const repo = new TlsRepository(infra.db);
   const log = () => infra.log;
   const service = new TlsService(repo, prober, d.tlsPorts, infra.clock, log);
-  const deployer = new Deployer(infra.helper, prober, d.tlsPorts, repo, infra.clock, log, { ...DEFAULT_DEPLOYER_OPTIONS, ...opts.deployer });
+  const deployer = new Deployer(infra.helper, prober, d.tlsPorts, repo, infra.clock, log, { ...DEFAULT_DEPLOYER_OPTIONS, settleMs: d.tlsSettleMs, ...opts.deployer });
   service.registerMetrics(infra.instruments);
   return { service, deployer, prober };
 }

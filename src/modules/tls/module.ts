@@ -1,15 +1,10 @@
 import { defineModule } from '../module-types.js';
 import { tlsCommands } from './commands.js';
-import type { DeployerOptions } from './deployer.js';
 import type { TlsModule } from './index.js';
 
 declare module '../module-types.js' {
   interface ModuleRegistry {
     tls: TlsModule;
-  }
-  interface ModuleOptions {
-    /** The deployer's waits (a test on a loaded machine gives reloads longer to land). */
-    tlsDeployer?: Partial<DeployerOptions>;
   }
 }
 
@@ -18,6 +13,6 @@ export default defineModule({
   name: 'tls',
   doc: 'docs/tls.md',
   migrations: { '0021_tls': () => import('./migrations/0021_tls.js') },
-  build: async (ctx) => (await import('./index.js')).createTlsModule(ctx.infra, ctx.options.tlsDeployer ? { deployer: ctx.options.tlsDeployer } : {}),
+  build: async (ctx) => (await import('./index.js')).createTlsModule(ctx.infra),
   commands: (program, cli) => tlsCommands(program, cli.run()),
 });
