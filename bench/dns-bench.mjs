@@ -16,14 +16,18 @@ import { startMtaStsServer } from '../var/bench-build/test/helpers/mta-sts-serve
 import { startTlsPostfix } from '../var/bench-build/test/helpers/postfix-tls.js';
 import { openDnsModules } from '../var/bench-build/test/helpers/dns-modules.js';
 import { splitTxt } from '../var/bench-build/src/modules/dns/txt.js';
+import { spkiSha256OfDer } from '../var/bench-build/src/modules/dns/dane-spki.js';
+import { X509Certificate } from 'node:crypto';
 
 const REPEAT = Number(process.env.DNS_BENCH_REPEAT ?? 20);
 const D = 'example.test';
 const HOST = 'mail.example.test';
 const IP = '127.0.0.1';
 // The distinct questions of one full check with one DKIM key and a public IP: MX, A and AAAA of the
-// mail host, TXT of the domain, _dmarc, the selector, _mta-sts, _smtp._tls, A and AAAA of mta-sts, the PTR.
-const DISTINCT_QUESTIONS = 11;
+// mail host, TXT of the domain, _dmarc, the selector, _mta-sts, _smtp._tls, A and AAAA of mta-sts, the PTR;
+// and TLSA of _25._tcp.<mail host> twice, to different servers for different answers: to each authoritative
+// server (with DO, whether it signs) and to the resolver (whether it validates: the AD flag).
+const DISTINCT_QUESTIONS = 13;
 const log = (s) => process.stderr.write(`${s}\n`);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -32,7 +36,8 @@ const stopAll = async () => {
   for (const stop of parts.reverse()) await stop().catch(() => undefined);
 };
 try {
-  const knot = await startKnot({ [D]: [], '0.0.127.in-addr.arpa': [`1 PTR ${HOST}.`] });
+  // The zone is DNSSEC-signed and port 25's key is in a TLSA record, as on a host with DANE: the DANE and DNSSEC checks pass too.
+  const knot = await startKnot({ [D]: [], '0.0.127.in-addr.arpa': [`1 PTR ${HOST}.`] }, { signed: [D] });
   parts.push(() => knot.stop());
   const ca = makeTestCa([HOST, `mta-sts.${D}`]);
   parts.push(async () => ca.cleanup());
@@ -62,7 +67,8 @@ try {
     D,
     plan.records
       .filter((r) => r.where === 'zone' && r.value !== null)
-      .map((r) => (r.type === 'TXT' ? `update add ${r.name}. 60 TXT ${splitTxt(r.value).map((s) => `"${s}"`).join(' ')}` : `update add ${r.name}. 60 ${r.type} ${r.value}`)),
+      .map((r) => (r.type === 'TXT' ? `update add ${r.name}. 60 TXT ${splitTxt(r.value).map((s) => `"${s}"`).join(' ')}` : `update add ${r.name}. 60 ${r.type} ${r.value}`))
+      .concat(plan.records.some((r) => r.type === 'TLSA') ? [] : [`update add _25._tcp.${HOST}. 60 TLSA 3 1 1 ${spkiSha256OfDer(new X509Certificate(ca.cert).raw)}`]),
   );
 
   await m.dns.deliverability.check(D, HOST, IP); // warm-up: loads undici, the TLS stack
