@@ -9,7 +9,7 @@
 // Throughput = maildir bytes / median wall time; the ratio is mailsvc / anchor (target: backup ≥ 0.9).
 // Exit 1 only when the bench itself failed; MISS is reported, not fatal.
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -69,11 +69,17 @@ async function main() {
       MAILSVC_BACKUP_CONFIG_PATHS: join(work, 'none'),
       MAILSVC_BACKUP_COMPRESSION: 'gzip',
       MAILSVC_HELPER: 'direct',
-      MAILSVC_POSTFIX_CONFIG_DIR: join(work, 'no-postfix'),
+      // A Postfix that is set up and stopped (a restore stops a running one first, which the anchor does not do):
+      // without a main.cf, \`postfix status\` fails and Postfix pauses 1 s before it exits, which no real host sees.
+      MAILSVC_POSTFIX_CONFIG_DIR: join(work, 'postfix'),
       MAILSVC_SECRET_KEY: randomBytes(32).toString('base64'),
       MAILSVC_BACKUP_RETENTION_DAYS: '1',
     };
     mkdirSync(env.MAILSVC_DATA_DIR, { recursive: true });
+    mkdirSync(join(work, 'postfix', 'queue'), { recursive: true });
+    mkdirSync(join(work, 'postfix', 'data'), { recursive: true });
+    if (existsSync('/etc/postfix/master.cf')) copyFileSync('/etc/postfix/master.cf', join(work, 'postfix', 'master.cf'));
+    writeFileSync(join(work, 'postfix', 'main.cf'), `compatibility_level = 3.6\nqueue_directory = ${join(work, 'postfix', 'queue')}\ndata_directory = ${join(work, 'postfix', 'data')}\n`);
     await execFileP(process.execPath, [CLI, 'db', 'migrate'], { env });
     // Warm the page cache for both sides alike.
     await timed('sh', ['-c', `tar -cf - -C '${mail}' . > /dev/null`], env);
@@ -94,9 +100,13 @@ async function main() {
       const target = join(work, 'anchor-restore');
       rmSync(target, { recursive: true, force: true });
       mkdirSync(target);
+      // Each timed run starts with nothing left to write back from the run before (1 GiB of new files is written
+      // back while the next run creates its own: the round after a restore was up to three times slower).
+      await timed('sync', [], env);
       rAnchor.push(await timed('sh', ['-c', `gzip -dc '${archive}' | tar -xf - -C '${target}'`], env));
       rmSync(target, { recursive: true, force: true });
       for (const n of readdirSync(work)) if (n.startsWith('vmail.before-restore-')) rmSync(join(work, n), { recursive: true, force: true });
+      await timed('sync', [], env);
       rOurs.push(await timed(process.execPath, [CLI, 'restore', '--source', backupDir, '--restore-files'], env));
       log(`  restore round ${i + 1}: anchor ${(rAnchor.at(-1) / 1000).toFixed(1)} s, mailsvc ${(rOurs.at(-1) / 1000).toFixed(1)} s`);
     }
@@ -108,7 +118,11 @@ async function main() {
     };
     console.log(`backup bench: ${files} files, ${(bytes / 2 ** 20).toFixed(0)} MiB, median of ${REPEAT}`);
     report('backup  (tar | gzip -1 > /dev/null vs mailsvc backup run --full)', anchor, ours, 0.9);
-    report('restore (gzip -dc | tar -x vs mailsvc restore --restore-files)', rAnchor, rOurs, null);
+    report('restore (gzip -dc | tar -x vs mailsvc restore --restore-files)', rAnchor, rOurs, 0.9);
+    // The issue's rule for restore: at least 0.9 in every round, not only the median.
+    const rounds = rAnchor.map((a, i) => a / rOurs[i]);
+    const worst = Math.min(...rounds);
+    console.log(`restore ratio per round: ${rounds.map((r) => r.toFixed(2)).join(' / ')}; worst ${worst.toFixed(2)} (target ≥ 0.9 in every round: ${worst >= 0.9 ? 'ok' : 'MISS'})`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -12,7 +12,7 @@ export type Compression = 'gzip' | 'zstd' | 'none';
 export { listTar } from './list.js';
 export type { TarMember } from './list.js';
 
-type Compressor = { file: string; args: string[]; decompress: string[] };
+type Compressor = { file: string; args: string[] };
 
 /**
  * The gzip program: pigz (parallel gzip, Debian package pigz) when it is on
@@ -37,9 +37,9 @@ let gzipFile: 'pigz' | 'gzip' | null = null;
 
 /** The compressor of each kind: fast levels, because a nightly backup must keep up with the disk. */
 function compressor(c: Exclude<Compression, 'none'>): Compressor {
-  if (c === 'zstd') return { file: 'zstd', args: ['-3', '-q', '-c', '-T0'], decompress: ['-d', '-q', '-c'] };
+  if (c === 'zstd') return { file: 'zstd', args: ['-3', '-q', '-c', '-T0'] };
   gzipFile ??= gzipProgram();
-  return { file: gzipFile, args: ['-1', '-c'], decompress: ['-d', '-c'] };
+  return { file: gzipFile, args: ['-1', '-c'] };
 }
 
 export const archiveSuffix = (c: Compression): string => (c === 'gzip' ? '.tar.gz' : c === 'zstd' ? '.tar.zst' : '.tar');
@@ -197,7 +197,12 @@ export async function createArchive(opts: { dir: string; file: string; snapshot:
  * names, contents, modes, owners and modification times.
  */
 export async function extractArchive(opts: { file: string; dir: string; compression: Compression; onBytes?: (n: number) => void; signal?: AbortSignal }): Promise<{ sha256: string }> {
-  const tar = spawn('tar', ['--extract', '--file=-', `--directory=${opts.dir}`, '--listed-incremental=/dev/null', '--numeric-owner', '--preserve-permissions'], {
+  // tar runs the decompressor itself (`--use-compress-program`, with `-d`): the decompressed stream goes from it
+  // straight into tar over a pipe of their own, never through this process. Only the archive as stored passes
+  // here, once, to be hashed on its way into tar. GNU tar also knows that a decompressor ended by SIGPIPE after
+  // tar reached the archive's end is not a failure.
+  const decompress = opts.compression === 'none' ? [] : [`--use-compress-program=${compressor(opts.compression).file}`];
+  const tar = spawn('tar', ['--extract', '--file=-', ...decompress, `--directory=${opts.dir}`, '--listed-incremental=/dev/null', '--numeric-owner', '--preserve-permissions'], {
     env: minimalEnv(),
     stdio: ['pipe', 'ignore', 'pipe'],
     signal: opts.signal,
@@ -205,7 +210,7 @@ export async function extractArchive(opts: { file: string; dir: string; compress
   let tarErr = '';
   tar.stderr.setEncoding('utf8').on('data', (d: string) => (tarErr = (tarErr + d).slice(-4000)));
   const tarDone = waitExit(tar, 'tar', () => tarErr);
-  const input = createReadStream(opts.file);
+  const input = createReadStream(opts.file, { highWaterMark: 256 * 1024 });
   // The archive's sha256, computed as it is read: a caller checks it against the manifest without a second pass.
   const hash = createHash('sha256');
   const count = new Transform({
@@ -216,20 +221,7 @@ export async function extractArchive(opts: { file: string; dir: string; compress
     },
   });
   if (!tar.stdin) throw new TarError('tar: no input stream');
-  const tarIn = tar.stdin;
-  if (opts.compression === 'none') {
-    await Promise.all([pipeline(input, count), feed(count, tarIn)]).catch((err: unknown) => abandon([tar], [tarDone], err));
-  } else {
-    const c = compressor(opts.compression);
-    const dec = spawn(c.file, c.decompress, { env: minimalEnv(), stdio: ['pipe', 'pipe', 'pipe'], signal: opts.signal });
-    let decErr = '';
-    dec.stderr.setEncoding('utf8').on('data', (d: string) => (decErr = (decErr + d).slice(-1000)));
-    const decDone = waitExit(dec, c.file, () => decErr);
-    await Promise.all([pipeline(input, count, dec.stdin), feed(dec.stdout, tarIn)]).catch((err: unknown) => abandon([tar, dec], [tarDone, decDone], err));
-    const code = await decDone;
-    // tar must be gone before the caller removes what it was writing into.
-    if (code !== 0) await abandon([tar], [tarDone], new TarError(`${c.file} exited ${code}: ${decErr.trim().slice(-300)}`));
-  }
+  await Promise.all([pipeline(input, count), feed(count, tar.stdin)]).catch((err: unknown) => abandon([tar], [tarDone], err));
   const code = await tarDone;
   if (code !== 0) throw new TarError(`tar exited ${code} while extracting: ${tarErr.trim().split('\n').slice(-3).join(' | ')}`);
   return { sha256: hash.digest('hex') };
