@@ -19,8 +19,10 @@ import { startFakeCloudflare } from '../../../test/helpers/cloudflare-server.js'
 import type { FakeCloudflare, FakeRecord } from '../../../test/helpers/cloudflare-server.js';
 import { AppError } from '../../shared/errors.js';
 import { ariCertId } from './acme.js';
+import { createJobsModule } from '../jobs/index.js';
+import type { JobRunner, JobUpdate } from '../jobs/index.js';
 import { createCertsModule } from './index.js';
-import type { CertificateDeployer } from './index.js';
+import type { CertificateDeployer, CertsModule } from './index.js';
 import type { CertService } from './cert.service.js';
 
 /**
@@ -74,6 +76,10 @@ describe.skipIf(why !== null)('ACME certificates against pebble', () => {
 
   /** The certs module over the shared database, with these settings. */
   async function certs(env: Record<string, string> = {}, deployer?: CertificateDeployer): Promise<CertService> {
+    return (await certsModule(env, deployer)).certs.service;
+  }
+  /** The same, with the jobs module's runner (issue and renew as jobs, as the service builds it). */
+  async function certsModule(env: Record<string, string> = {}, deployer?: CertificateDeployer, withJobs = false): Promise<{ certs: CertsModule; runner: JobRunner | undefined }> {
     const m = await openDnsModules(
       {
         MAILSVC_SECRET_KEY: secret,
@@ -96,7 +102,8 @@ describe.skipIf(why !== null)('ACME certificates against pebble', () => {
       { databaseUrl: dbUrl, clock },
     );
     opened.push(m);
-    return createCertsModule(m.infra, { activeDomains: () => m.domains.service.activeNames(), cloudflare: m.dns.cloudflare, deployer }).service;
+    const runner = withJobs ? createJobsModule(m.infra).runner : undefined;
+    return { certs: createCertsModule(m.infra, { activeDomains: () => m.domains.service.activeNames(), cloudflare: m.dns.cloudflare, deployer, runner }), runner };
   }
   const servedOn = async (port: number) => {
     const { servedSha256 } = await import('./deployer.js');
@@ -247,6 +254,25 @@ describe.skipIf(why !== null)('ACME certificates against pebble', () => {
     expect(posts.map((q) => q.split(' ')[0])).toEqual(['POST', 'DELETE']);
     expect(cf.records.filter((r) => r.name.startsWith('_acme-challenge'))).toEqual([]);
     expect(await knot.dig(`_acme-challenge.${MAIL}`, 'TXT')).toEqual([]);
+  }, 120_000);
+
+  it('issue and renew as jobs (what POST /admin/certs/issue and /renew start): progress on the way, the certificate or the outcomes as the result', async () => {
+    serving.name = 'job';
+    const { certs: mod, runner } = await certsModule({}, undefined, true);
+    const jobs = runner as JobRunner;
+    // In the foreground (the CLI's way): progress lines, rising, then the certificate.
+    const updates: JobUpdate[] = [];
+    const job = await mod.jobs.runIssueHere({ name: 'job' }, (u) => updates.push(u));
+    expect(job).toMatchObject({ kind: 'cert-issue', state: 'succeeded', progress: 1, result: { name: 'job', names: [MAIL], state: 'valid', proof: { ok: true } } });
+    const messages = updates.map((u) => u.message);
+    expect(messages).toEqual(expect.arrayContaining([expect.stringMatching(/^ordering a certificate for mail\.example\.test/), expect.stringMatching(/^mail\.example\.test: answering http-01/), expect.stringMatching(/^issued .*; deploying and proving on imaps, https/)]));
+    const fractions = updates.map((u) => u.progress);
+    expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
+    expect(await servedOn(imaps.port)).toBe((job.result as { sha256: string }).sha256);
+    // In the background (the API's way): the outcomes as the result.
+    const renewing = await mod.jobs.startRenew({ name: 'job', force: true });
+    await expect.poll(async () => (await jobs.get(renewing)).state, { timeout: 60_000, interval: 50 }).toBe('succeeded');
+    expect((await jobs.get(renewing)).result).toMatchObject([{ name: 'job', action: 'renewed', detail: 'forced', certificate: { state: 'valid', failures: 0 } }]);
   }, 120_000);
 
   it('ARI: the window the CA suggests decides, and the new order names the certificate it replaces', async () => {
