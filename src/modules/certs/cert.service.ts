@@ -1,11 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { CertsSettings } from '../../config/certs-settings.js';
 import type { DnsServer } from '../../config/dns-settings.js';
 import { sealContext } from '../../db/sealed-columns.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError } from '../../shared/errors.js';
+import { checkLock, takeLock } from '../../shared/file-lock.js';
+import type { LockHolder } from '../../shared/file-lock.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import { AcmeRateLimited, acmeClient, acmeCrypto, ariCertId, certFacts, directoryOf, fetchRenewalInfo, trustAcmeCa } from './acme.js';
 import { cloudflareSolver, httpResponder, readTsigKey, rfc2136Solver, webrootSolver } from './challenges.js';
@@ -47,10 +50,22 @@ export type CertsDeps = {
   dane?: { keys(mailHost: string): DaneKeys } | undefined;
   /** Reports progress of long work (the CLI's lines). */
   progress?: (line: string) => void;
+  /**
+   * Where the per-certificate lock files are (the data dir): one issue or
+   * renewal of a certificate at a time across every process on this host.
+   */
+  lockDir: string;
 };
 
 /** A progress report of a job: how far (0..1) and what it does now. */
 export type CertProgress = (fraction: number, line: string) => void;
+
+/** What `mailsvc …` this process is, for a lock's holder ("mailsvc serve", "mailsvc certs renew"). */
+function processName(): string {
+  const [, script = '', ...args] = process.argv;
+  const words = args.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ');
+  return /mailsvc/.test(basename(script)) ? `mailsvc ${words}`.trim() : `${basename(script) || 'node'} ${words}`.trim();
+}
 
 /** When a certificate is due: inside the CA's ARI window, else at two thirds of its lifetime (RFC 9773 §4.2, Let's Encrypt's advice). */
 export function renewalTime(r: Pick<CertRow, 'not_before' | 'not_after' | 'ari_start'>): number | null {
@@ -90,7 +105,6 @@ function explain(err: unknown, directoryUrl: string): AppError {
 
 /** Issue, renew, revoke and show the certificates of this host (docs/certs.md). */
 export class CertService {
-  private readonly running = new Map<string, Promise<unknown>>();
   private readonly reporter = new AsyncLocalStorage<{ report: CertProgress; at: number }>();
   private directory: Promise<Record<string, unknown>> | undefined;
 
@@ -209,16 +223,20 @@ export class CertService {
 
   /**
    * What is refused before an issue job is queued: a malformed name (422), a
-   * name not ours or no mail host name (400). Answers the names the certificate will hold.
+   * name not ours or no mail host name (400), and another operation on the
+   * certificate running now (409). Answers the names the certificate will hold.
    */
   async checkIssue(name = 'mail', opts: { names?: readonly string[] | undefined } = {}): Promise<string[]> {
     if (!CERT_NAME.test(name)) throw new AppError('validation', 'a certificate name is lowercase letters, digits and dashes (mail)', { errors: [{ path: 'body.name', message: 'lowercase letters, digits and dashes' }] });
-    return this.checkNames(opts.names?.length ? opts.names : await this.wantedNames());
+    const names = await this.checkNames(opts.names?.length ? opts.names : await this.wantedNames());
+    checkLock(this.lockPath(name), this.busy(name));
+    return names;
   }
 
-  /** What is refused before a renewal job is queued: an unknown certificate (404), a malformed name (422). */
+  /** What is refused before a renewal job is queued: an unknown certificate (404), a malformed name (422), another operation on one of them running now (409). */
   async checkRenew(opts: { name?: string | undefined } = {}): Promise<void> {
-    if (opts.name !== undefined) await this.row(opts.name);
+    const names = opts.name === undefined ? (await this.d.repo.list()).map((r) => r.name) : [(await this.row(opts.name)).name];
+    for (const n of names) checkLock(this.lockPath(n), this.busy(n));
   }
 
   /** Issues a certificate now (a new order), deploys it and proves it on the wire; the previous one serves until then. */
@@ -297,16 +315,27 @@ export class CertService {
     }
   }
 
-  /** One certificate's work at a time in this process (a second caller is refused). */
+  private lockPath(name: string): string {
+    return join(this.d.lockDir, `certs-${name}.lock`);
+  }
+
+  private busy(name: string): (held: LockHolder) => string {
+    return (held) => `${held.what} is running (pid ${held.pid}, since ${held.since}): one issue or renewal of a certificate at a time; wait for it to end (mailsvc certs show ${name} then shows the outcome) and try again`;
+  }
+
+  /**
+   * One issue or renewal of a certificate at a time, across processes (the
+   * API's job, the CLI, the timer): `<data dir>/certs-<name>.lock`. A second
+   * one is refused at once (409, exit 3); a lock whose process died is removed.
+   */
   private async exclusive<T>(name: string, action: 'issue' | 'renewal', work: () => Promise<T>): Promise<T> {
-    const before = this.running.get(name);
-    if (before) throw new AppError('conflict', `certificate ${name} is being worked on right now (${action}); try again when that ends`);
-    const p = work();
-    this.running.set(name, p);
+    mkdirSync(this.d.lockDir, { recursive: true });
+    // 0644: the service (user mailsvc) and a root CLI each read who holds it.
+    const release = takeLock(this.lockPath(name), `the ${action} of certificate ${name} (${processName()})`, { mode: 0o644, busy: this.busy(name) });
     try {
-      return await p;
+      return await work();
     } finally {
-      this.running.delete(name);
+      release();
     }
   }
 

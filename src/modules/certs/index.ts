@@ -73,6 +73,7 @@ export function createCertsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings'
     cloudflare: deps.cloudflare,
     dane: deps.dane,
     ...(deps.progress ? { progress: deps.progress } : {}),
+    lockDir: settings.dataDir,
   });
   const runner = deps.runner;
   const toJob = (ctx: JobContext): CertProgress => (f, line) => void ctx.progress(f, line).catch(() => undefined);
@@ -87,8 +88,9 @@ export function createCertsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings'
     return runner;
   };
   /**
-   * Issue and renew as jobs: bad input (400/404/422) is refused before the
-   * job is queued.
+   * Issue and renew as jobs: bad input (400/404/422) and another operation on
+   * the certificate (409) are refused before the job is queued; the job takes
+   * the certificate's lock when it runs.
    */
   const jobs = {
     startIssue: async (input: IssueJobInput): Promise<string> => {
