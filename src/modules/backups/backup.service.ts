@@ -19,7 +19,7 @@ import type { ManifestKey } from './manifest-key.js';
 import { prepareLocalDir, shareReadOnly } from './local-dir.js';
 import type { Progress } from './backup-run.js';
 import { groupChains, retentionPlan } from './chain.js';
-import { checkLock, takeLock } from './lock.js';
+import { checkLock, takeLock } from '../../shared/file-lock.js';
 import { MANIFEST, VERIFY_FILE, readManifest, readVerify } from './manifest.js';
 import type { Manifest } from './manifest.js';
 import { extractChain, resolveChain, swapIn } from './restore.js';
@@ -104,7 +104,7 @@ export class BackupService {
 
   /** Refuses at once (409 / exit 3) while another run holds the lock; used before a job is queued. */
   assertIdle(): void {
-    checkLock(this.dir);
+    checkLock(join(this.dir, '.lock'));
   }
 
   /** Where root writes the backups, checked (exit 78 when another user could write it or a parent). */
@@ -114,7 +114,7 @@ export class BackupService {
 
   private lock(what: string): () => void {
     prepareLocalDir(this.dir);
-    const release = takeLock(this.dir, what, () => undefined);
+    const release = takeLock(join(this.dir, '.lock'), what);
     // Holding the lock, any `.tmp-` directory belongs to a run that died (SIGKILL, power loss): it never became a backup.
     for (const name of readdirSync(this.dir)) if (name.startsWith('.tmp-')) rmSync(join(this.dir, name), { recursive: true, force: true });
     return release;

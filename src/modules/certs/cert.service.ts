@@ -1,10 +1,14 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { CertsSettings } from '../../config/certs-settings.js';
 import type { DnsServer } from '../../config/dns-settings.js';
 import { sealContext } from '../../db/sealed-columns.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError } from '../../shared/errors.js';
+import { checkLock, takeLock } from '../../shared/file-lock.js';
+import type { LockHolder } from '../../shared/file-lock.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import { AcmeRateLimited, acmeClient, acmeCrypto, ariCertId, certFacts, directoryOf, fetchRenewalInfo, trustAcmeCa } from './acme.js';
 import { cloudflareSolver, httpResponder, readTsigKey, rfc2136Solver, webrootSolver } from './challenges.js';
@@ -46,7 +50,22 @@ export type CertsDeps = {
   dane?: { keys(mailHost: string): DaneKeys } | undefined;
   /** Reports progress of long work (the CLI's lines). */
   progress?: (line: string) => void;
+  /**
+   * Where the per-certificate lock files are (the data dir): one issue or
+   * renewal of a certificate at a time across every process on this host.
+   */
+  lockDir: string;
 };
+
+/** A progress report of a job: how far (0..1) and what it does now. */
+export type CertProgress = (fraction: number, line: string) => void;
+
+/** What `mailsvc …` this process is, for a lock's holder ("mailsvc serve", "mailsvc certs renew"). */
+function processName(): string {
+  const [, script = '', ...args] = process.argv;
+  const words = args.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ');
+  return /mailsvc/.test(basename(script)) ? `mailsvc ${words}`.trim() : `${basename(script) || 'node'} ${words}`.trim();
+}
 
 /** When a certificate is due: inside the CA's ARI window, else at two thirds of its lifetime (RFC 9773 §4.2, Let's Encrypt's advice). */
 export function renewalTime(r: Pick<CertRow, 'not_before' | 'not_after' | 'ari_start'>): number | null {
@@ -86,7 +105,7 @@ function explain(err: unknown, directoryUrl: string): AppError {
 
 /** Issue, renew, revoke and show the certificates of this host (docs/certs.md). */
 export class CertService {
-  private readonly running = new Map<string, Promise<unknown>>();
+  private readonly reporter = new AsyncLocalStorage<{ report: CertProgress; at: number }>();
   private directory: Promise<Record<string, unknown>> | undefined;
 
   constructor(private readonly d: CertsDeps) {
@@ -103,11 +122,27 @@ export class CertService {
     return this.d.clock.now();
   }
 
-  /** Where progress lines go (the CLI sets it: stderr); defaults to the deps' one. */
-  progress: ((line: string) => void) | undefined;
+  /** A progress line; inside withProgress also how far the work is (0..1; the last fraction when not given). */
+  private say(line: string, fraction?: number): void {
+    const scope = this.reporter.getStore();
+    if (scope) {
+      if (fraction !== undefined) scope.at = fraction;
+      scope.report(scope.at, line);
+      return;
+    }
+    this.d.progress?.(line);
+  }
 
-  private say(line: string): void {
-    (this.progress ?? this.d.progress)?.(line);
+  /** Runs `work` (issue, renew) with its progress reported to `report` (a job's), however many run at once. */
+  withProgress<T>(report: CertProgress, work: () => Promise<T>): Promise<T> {
+    return this.reporter.run({ report, at: 0 }, work);
+  }
+
+  /** Within a renewal of several certificates: the i-th of n reports its progress as its share of the whole. */
+  private share<T>(i: number, n: number, work: () => Promise<T>): Promise<T> {
+    const outer = this.reporter.getStore();
+    if (!outer || n <= 1) return work();
+    return this.reporter.run({ report: (f, line) => outer.report((i + f) / n, line), at: 0 }, work);
   }
 
   /** The names a certificate of this host carries: the mail host, the panel, `mta-sts.`/`autoconfig.` per active domain as configured. */
@@ -186,10 +221,28 @@ export class CertService {
       .map((r) => ({ name: r.name, days_left: Math.floor(((r.not_after as number) - now) / DAY) }));
   }
 
+  /**
+   * What is refused before an issue job is queued: a malformed name (422), a
+   * name not ours or no mail host name (400), and another operation on the
+   * certificate running now (409). Answers the names the certificate will hold.
+   */
+  async checkIssue(name = 'mail', opts: { names?: readonly string[] | undefined } = {}): Promise<string[]> {
+    if (!CERT_NAME.test(name)) throw new AppError('validation', 'a certificate name is lowercase letters, digits and dashes (mail)', { errors: [{ path: 'body.name', message: 'lowercase letters, digits and dashes' }] });
+    const names = await this.checkNames(opts.names?.length ? opts.names : await this.wantedNames());
+    checkLock(this.lockPath(name), this.busy(name));
+    return names;
+  }
+
+  /** What is refused before a renewal job is queued: an unknown certificate (404), a malformed name (422), another operation on one of them running now (409). */
+  async checkRenew(opts: { name?: string | undefined } = {}): Promise<void> {
+    const names = opts.name === undefined ? (await this.d.repo.list()).map((r) => r.name) : [(await this.row(opts.name)).name];
+    for (const n of names) checkLock(this.lockPath(n), this.busy(n));
+  }
+
   /** Issues a certificate now (a new order), deploys it and proves it on the wire; the previous one serves until then. */
   issue(name = 'mail', opts: { names?: readonly string[] | undefined; newKey?: boolean | undefined } = {}): Promise<CertView> {
     if (!CERT_NAME.test(name)) throw new AppError('validation', 'a certificate name is lowercase letters, digits and dashes (mail)', { errors: [{ path: 'body.name', message: 'lowercase letters, digits and dashes' }] });
-    return this.exclusive(name, async () => {
+    return this.exclusive(name, 'issue', async () => {
       const names = await this.checkNames(opts.names?.length ? opts.names : await this.wantedNames());
       const row = await this.d.repo.ensure(name, names, this.now);
       return this.attempt(row, names, opts.newKey ?? false);
@@ -207,45 +260,45 @@ export class CertService {
     const rows = opts.name === undefined ? await this.d.repo.list() : [await this.row(opts.name)];
     const outcomes = await Promise.all(rows.map((r) => this.refreshAri(r)));
     const results: RenewOutcome[] = [];
-    for (const r of outcomes) {
-      if (r.pending_chain_pem !== null) {
-        // A certificate with a new key waits for its DANE record: no new order until it is deployed (even with force).
-        if (!opts.force && r.next_attempt_at !== null && r.next_attempt_at > this.now) {
-          results.push({ name: r.name, action: 'skipped', detail: `the held-back certificate's deployment failed; waiting until ${new Date(r.next_attempt_at).toISOString()}`, certificate: this.view(r) });
-          continue;
-        }
-        try {
-          const done = await this.exclusive(r.name, () => this.deployPending(r));
-          if ('view' in done) results.push({ name: r.name, action: 'renewed', detail: done.detail, certificate: done.view });
-          else {
-            const st = done.waiting;
-            results.push({ name: r.name, action: 'skipped', detail: `a certificate with a new key waits for its DANE record (${st.state}${st.waiting ? `: ${st.waiting}` : ''})`, certificate: this.view(r) });
-          }
-        } catch (err) {
-          const e = err instanceof AppError ? err : explain(err, this.d.settings.directoryUrl);
-          results.push({ name: r.name, action: 'failed', detail: e.detail, certificate: this.view((await this.d.repo.get(r.name)) as CertRow) });
-        }
-        continue;
-      }
-      // A DANE step that fails (the DNS unreachable) does not stop the renewal check: the next one tries again.
-      await this.finishDane(r).catch((err: unknown) => this.say(`${r.name}: the DANE key change could not be completed now: ${(err as Error).message.slice(0, 200)}`));
-      const own = r.name === 'mail' ? wanted : null;
-      const decision = opts.force ? { due: true, why: 'forced' } : renewalDecision(r, own && own.length ? own : null, this.now);
-      if (!decision.due) {
-        results.push({ name: r.name, action: 'skipped', detail: decision.why, certificate: this.view(r) });
-        continue;
-      }
-      this.say(`${r.name}: renewing (${decision.why})`);
-      try {
-        const names = own && own.length ? own : (JSON.parse(r.names) as string[]);
-        const cert = await this.exclusive(r.name, () => this.attempt(r, names, r.revoked_at !== null));
-        results.push({ name: r.name, action: 'renewed', detail: decision.why, certificate: cert });
-      } catch (err) {
-        const e = err instanceof AppError ? err : explain(err, this.d.settings.directoryUrl);
-        results.push({ name: r.name, action: 'failed', detail: e.detail, certificate: this.view((await this.d.repo.get(r.name)) as CertRow) });
-      }
+    for (const [i, r] of outcomes.entries()) {
+      results.push(await this.share(i, outcomes.length, () => this.renewOne(r, wanted, opts.force === true)));
     }
     return results;
+  }
+
+  /** The renewal check of one certificate: its held-back certificate first, else a new one when due. */
+  private async renewOne(r: CertRow, wanted: readonly string[], force: boolean): Promise<RenewOutcome> {
+    const failedNow = async (err: unknown): Promise<RenewOutcome> => {
+      const e = err instanceof AppError ? err : explain(err, this.d.settings.directoryUrl);
+      return { name: r.name, action: 'failed', detail: e.detail, certificate: this.view((await this.d.repo.get(r.name)) as CertRow) };
+    };
+    if (r.pending_chain_pem !== null) {
+      // A certificate with a new key waits for its DANE record: no new order until it is deployed (even with force).
+      if (!force && r.next_attempt_at !== null && r.next_attempt_at > this.now) {
+        return { name: r.name, action: 'skipped', detail: `the held-back certificate's deployment failed; waiting until ${new Date(r.next_attempt_at).toISOString()}`, certificate: this.view(r) };
+      }
+      try {
+        const done = await this.exclusive(r.name, 'renewal', () => this.deployPending(r));
+        if ('view' in done) return { name: r.name, action: 'renewed', detail: done.detail, certificate: done.view };
+        const st = done.waiting;
+        return { name: r.name, action: 'skipped', detail: `a certificate with a new key waits for its DANE record (${st.state}${st.waiting ? `: ${st.waiting}` : ''})`, certificate: this.view(r) };
+      } catch (err) {
+        return failedNow(err);
+      }
+    }
+    // A DANE step that fails (the DNS unreachable) does not stop the renewal check: the next one tries again.
+    await this.finishDane(r).catch((err: unknown) => this.say(`${r.name}: the DANE key change could not be completed now: ${(err as Error).message.slice(0, 200)}`));
+    const own = r.name === 'mail' ? wanted : null;
+    const decision = force ? { due: true, why: 'forced' } : renewalDecision(r, own && own.length ? own : null, this.now);
+    if (!decision.due) return { name: r.name, action: 'skipped', detail: decision.why, certificate: this.view(r) };
+    this.say(`${r.name}: renewing (${decision.why})`);
+    try {
+      const names = own && own.length ? [...own] : (JSON.parse(r.names) as string[]);
+      const cert = await this.exclusive(r.name, 'renewal', () => this.attempt(r, names, r.revoked_at !== null));
+      return { name: r.name, action: 'renewed', detail: decision.why, certificate: cert };
+    } catch (err) {
+      return failedNow(err);
+    }
   }
 
   /** Asks the CA's renewal information (when it offers it and the last answer's Retry-After has passed); never fails the check. */
@@ -262,16 +315,27 @@ export class CertService {
     }
   }
 
-  /** One certificate's work at a time in this process (a second caller waits for the first). */
-  private async exclusive<T>(name: string, work: () => Promise<T>): Promise<T> {
-    const before = this.running.get(name);
-    if (before) throw new AppError('conflict', `certificate ${name} is being issued right now; try again when that ends`);
-    const p = work();
-    this.running.set(name, p);
+  private lockPath(name: string): string {
+    return join(this.d.lockDir, `certs-${name}.lock`);
+  }
+
+  private busy(name: string): (held: LockHolder) => string {
+    return (held) => `${held.what} is running (pid ${held.pid}, since ${held.since}): one issue or renewal of a certificate at a time; wait for it to end (mailsvc certs show ${name} then shows the outcome) and try again`;
+  }
+
+  /**
+   * One issue or renewal of a certificate at a time, across processes (the
+   * API's job, the CLI, the timer): `<data dir>/certs-<name>.lock`. A second
+   * one is refused at once (409, exit 3); a lock whose process died is removed.
+   */
+  private async exclusive<T>(name: string, action: 'issue' | 'renewal', work: () => Promise<T>): Promise<T> {
+    mkdirSync(this.d.lockDir, { recursive: true });
+    // 0644: the service (user mailsvc) and a root CLI each read who holds it.
+    const release = takeLock(this.lockPath(name), `the ${action} of certificate ${name} (${processName()})`, { mode: 0o644, busy: this.busy(name) });
     try {
-      return await p;
+      return await work();
     } finally {
-      this.running.delete(name);
+      release();
     }
   }
 
@@ -286,7 +350,7 @@ export class CertService {
     }
     const client = acmeClient({ directoryUrl: s.directoryUrl, accountKey: box.open(acct.account_key, sealContext('acme_accounts', id, 'account_key')), accountUrl: acct.account_url });
     if (!acct.account_url) {
-      this.say('registering the ACME account');
+      this.say('registering the ACME account', 0.05);
       await client.createAccount({ termsOfServiceAgreed: true, ...(s.email ? { contact: [`mailto:${s.email}`] } : {}) });
       await this.d.repo.setAccountUrl(id, client.getAccountUrl());
     }
@@ -320,17 +384,18 @@ export class CertService {
       const keyPem = row.private_key !== null && !newKey ? box.open(row.private_key, ctx) : (await acmeCrypto.createPrivateEcdsaKey('P-256')).toString();
       const [, csr] = await acmeCrypto.createCsr({ commonName: names[0] as string, altNames: names }, keyPem);
       const replaces = row.chain_pem !== null && (await this.offersAri()) ? ariCertId(row.chain_pem) : null;
-      this.say(`ordering a certificate for ${names.join(', ')}`);
+      this.say(`ordering a certificate for ${names.join(', ')}`, 0.1);
       const order = await client.createOrder({ identifiers: names.map((value) => ({ type: 'dns', value })), ...(replaces ? { replaces } : {}) } as Parameters<typeof client.createOrder>[0]);
       const solver = await this.solver();
       try {
-        for (const authz of await client.getAuthorizations(order)) {
+        const authzs = await client.getAuthorizations(order);
+        for (const [i, authz] of authzs.entries()) {
           if (authz.status === 'valid') continue;
           const name = authz.identifier.value;
           const challenge = authz.challenges.find((c) => c.type === solver.type);
           if (!challenge) throw new AppError('upstream', `the CA offers no ${solver.type} challenge for ${name}: choose another MAILSVC_ACME_CHALLENGE`);
           const keyAuth = await client.getChallengeKeyAuthorization(challenge);
-          this.say(`${name}: answering ${solver.type}`);
+          this.say(`${name}: answering ${solver.type}`, 0.15 + (0.45 * i) / authzs.length);
           await solver.present(name, challenge.token, keyAuth);
           try {
             await client.completeChallenge(challenge);
@@ -345,6 +410,7 @@ export class CertService {
       } finally {
         await solver.close();
       }
+      this.say('the challenges are answered: finalizing the order', 0.6);
       const finalized = await client.finalizeOrder(order, csr);
       const chainPem = await client.getCertificate(finalized);
       const facts = certFacts(chainPem);
@@ -373,7 +439,7 @@ export class CertService {
           }
         }
       }
-      this.say(`issued ${facts.serial}; deploying and proving on ${this.d.services.join(', ') || 'no port'}`);
+      this.say(`issued ${facts.serial}; deploying and proving on ${this.d.services.join(', ') || 'no port'}`, 0.7);
       return await this.deployAndTake(row.name, names, chainPem, keyPem, dane, change !== null);
     } catch (err) {
       throw await this.failed(row.name, err);
@@ -466,7 +532,7 @@ export class CertService {
       if (st.state !== 'ready-to-deploy' && !(st.state === 'idle' && st.current_spki === spki)) return { waiting: st };
       keyChange = st.state === 'ready-to-deploy';
     }
-    this.say(`${r.name}: its DANE record is published everywhere and the TTL has passed: deploying the held-back certificate`);
+    this.say(`${r.name}: its DANE record is published everywhere and the TTL has passed: deploying the held-back certificate`, 0.5);
     try {
       const keyPem = this.d.box().open(r.pending_private_key as string, sealContext('certificates', r.name, 'pending_private_key'));
       const view = await this.deployAndTake(r.name, names, chainPem, keyPem, dane, keyChange);

@@ -19,8 +19,10 @@ import { startFakeCloudflare } from '../../../test/helpers/cloudflare-server.js'
 import type { FakeCloudflare, FakeRecord } from '../../../test/helpers/cloudflare-server.js';
 import { AppError } from '../../shared/errors.js';
 import { ariCertId } from './acme.js';
-import { createCertsModule } from './index.js';
-import type { CertificateDeployer } from './index.js';
+import { createJobsModule } from '../jobs/index.js';
+import type { JobRunner, JobUpdate } from '../jobs/index.js';
+import { createCertsModule, LocalFileDeployer } from './index.js';
+import type { CertificateDeployer, CertsModule } from './index.js';
 import type { CertService } from './cert.service.js';
 
 /**
@@ -74,6 +76,10 @@ describe.skipIf(why !== null)('ACME certificates against pebble', () => {
 
   /** The certs module over the shared database, with these settings. */
   async function certs(env: Record<string, string> = {}, deployer?: CertificateDeployer): Promise<CertService> {
+    return (await certsModule(env, deployer)).certs.service;
+  }
+  /** The same, with the jobs module's runner (issue and renew as jobs, as the service builds it). */
+  async function certsModule(env: Record<string, string> = {}, deployer?: CertificateDeployer, withJobs = false): Promise<{ certs: CertsModule; runner: JobRunner | undefined; dataDir: string }> {
     const m = await openDnsModules(
       {
         MAILSVC_SECRET_KEY: secret,
@@ -96,7 +102,8 @@ describe.skipIf(why !== null)('ACME certificates against pebble', () => {
       { databaseUrl: dbUrl, clock },
     );
     opened.push(m);
-    return createCertsModule(m.infra, { activeDomains: () => m.domains.service.activeNames(), cloudflare: m.dns.cloudflare, deployer }).service;
+    const runner = withJobs ? createJobsModule(m.infra).runner : undefined;
+    return { certs: createCertsModule(m.infra, { activeDomains: () => m.domains.service.activeNames(), cloudflare: m.dns.cloudflare, deployer, runner }), runner, dataDir: m.infra.settings.dataDir };
   }
   const servedOn = async (port: number) => {
     const { servedSha256 } = await import('./deployer.js');
@@ -247,6 +254,56 @@ describe.skipIf(why !== null)('ACME certificates against pebble', () => {
     expect(posts.map((q) => q.split(' ')[0])).toEqual(['POST', 'DELETE']);
     expect(cf.records.filter((r) => r.name.startsWith('_acme-challenge'))).toEqual([]);
     expect(await knot.dig(`_acme-challenge.${MAIL}`, 'TXT')).toEqual([]);
+  }, 120_000);
+
+  it('issue and renew as jobs (what POST /admin/certs/issue and /renew start): progress on the way, the certificate as the result; while one runs, another is refused with 409 before a job is queued', async () => {
+    serving.name = 'job';
+    let entered = false;
+    let open = (): void => undefined;
+    let gate: Promise<void> = Promise.resolve();
+    const files = new LocalFileDeployer({ dir: certsDir, host: '127.0.0.1', ports: [{ kind: 'imaps', port: imaps.port }, { kind: 'https', port: https.port }] });
+    // A deployment that waits for the test: the job holds the certificate until then.
+    const gated: CertificateDeployer = {
+      deployAndProve: async (input) => {
+        entered = true;
+        await gate;
+        return files.deployAndProve(input);
+      },
+    };
+    const { certs: mod, runner, dataDir } = await certsModule({}, gated, true);
+    const jobs = runner as JobRunner;
+    // In the foreground (the CLI's way): progress lines, rising, then the certificate.
+    const updates: JobUpdate[] = [];
+    const job = await mod.jobs.runIssueHere({ name: 'job' }, (u) => updates.push(u));
+    expect(job).toMatchObject({ kind: 'cert-issue', state: 'succeeded', progress: 1, result: { name: 'job', names: [MAIL], state: 'valid', proof: { ok: true } } });
+    const messages = updates.map((u) => u.message);
+    expect(messages).toEqual(expect.arrayContaining([expect.stringMatching(/^ordering a certificate for mail\.example\.test/), expect.stringMatching(/^mail\.example\.test: answering http-01/), expect.stringMatching(/^issued .*; deploying and proving on imaps, https/)]));
+    const fractions = updates.map((u) => u.progress);
+    expect(fractions).toEqual([...fractions].sort((a, b) => a - b));
+    expect(await servedOn(imaps.port)).toBe((job.result as { sha256: string }).sha256);
+
+    // A renewal job held in its deployment: the certificate is busy.
+    gate = new Promise<void>((r) => (open = r));
+    entered = false;
+    const renewing = await mod.jobs.startRenew({ name: 'job', force: true });
+    await expect.poll(() => entered, { timeout: 60_000, interval: 20 }).toBe(true);
+    const lock = JSON.parse(readFileSync(join(dataDir, 'certs-job.lock'), 'utf8')) as { pid: number; what: string };
+    expect(lock).toMatchObject({ pid: process.pid, what: expect.stringMatching(/^the renewal of certificate job \(/) });
+    const queued = async () => (await opened.at(-1)!.infra.db.selectFrom('jobs').select('id').execute()).length;
+    const before = await queued();
+    await expect(mod.jobs.startIssue({ name: 'job' })).rejects.toMatchObject({ code: 'conflict', detail: expect.stringMatching(/the renewal of certificate job .* is running \(pid \d+, since .*\): one issue or renewal of a certificate at a time/) });
+    await expect(mod.jobs.startRenew({})).rejects.toMatchObject({ code: 'conflict' });
+    // The service directly (the timer's path) is refused too: the lock is taken inside the work.
+    await expect(mod.service.issue('job')).rejects.toMatchObject({ code: 'conflict' });
+    expect(await queued()).toBe(before);
+    expect((await jobs.get(renewing)).state).toBe('running');
+    open();
+    await expect.poll(async () => (await jobs.get(renewing)).state, { timeout: 60_000, interval: 50 }).toBe('succeeded');
+    expect((await jobs.get(renewing)).result).toMatchObject([{ name: 'job', action: 'renewed', detail: 'forced', certificate: { state: 'valid', failures: 0 } }]);
+    expect(existsSync(join(dataDir, 'certs-job.lock'))).toBe(false);
+    // It ended: the next one runs.
+    const again = await mod.jobs.startIssue({ name: 'job' });
+    await expect.poll(async () => (await jobs.get(again)).state, { timeout: 60_000, interval: 50 }).toBe('succeeded');
   }, 120_000);
 
   it('ARI: the window the CA suggests decides, and the new order names the certificate it replaces', async () => {

@@ -1,9 +1,22 @@
 import type { Command } from 'commander';
+import { AppError } from '../../shared/errors.js';
+import type { ErrorCode } from '../../shared/errors.js';
 import { CliError, escapeControl, output } from '../../shared/terminal/output.js';
+import type { ProgressView } from '../../shared/terminal/progress.js';
 import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
+import type { Job, JobUpdate } from '../jobs/index.js';
 import type { CertService } from './cert.service.js';
-import type { CertView, RenewOutcome } from './schema.js';
+import type { CertView, IssueJobInput, RenewJobInput, RenewOutcome } from './schema.js';
+
+/** What the commands use of the module (index.ts): the service, and issue/renew as jobs run here. */
+type CertsCli = {
+  service: CertService;
+  jobs: {
+    runIssueHere(input: IssueJobInput, onUpdate: (u: JobUpdate) => void, signal?: AbortSignal): Promise<Job>;
+    runRenewHere(input: RenewJobInput, onUpdate: (u: JobUpdate) => void, signal?: AbortSignal): Promise<Job>;
+  };
+};
 
 const line = (c: CertView): string =>
   `${c.name.padEnd(10)} ${c.state.padEnd(8)} ${c.not_after ? `until ${c.not_after.slice(0, 10)} (${c.days_left} days), renews ${c.renew_at?.slice(0, 10) ?? '-'}` : 'not issued'}  ${c.names.join(' ')}${c.last_error ? `\n           last attempt failed: ${escapeControl(c.last_error, true)}` : ''}`;
@@ -18,13 +31,33 @@ const detail = (c: CertView): string =>
     ...(c.proof ? [`  proven on the wire: ${c.proof.ok ? 'yes' : 'NO'}`, ...c.proof.ports.map((p) => `    ${p.service}:${p.port} ${p.matches ? 'serves it' : `does not: ${escapeControl(p.detail ?? 'another certificate', true)}`}`)] : []),
   ].join('\n');
 
-/** Progress lines go to stderr, so --json output stays one document. */
-const progress = (svc: CertService, json: boolean | undefined): void => {
-  svc.progress = (l: string) => void process.stderr.write(json ? '' : `${l}\n`);
-};
+/**
+ * Runs an issue or renew job in the foreground (as the API's job runs it),
+ * its progress on stderr (stdout keeps the result, so --json stays one
+ * document); Ctrl-C interrupts it. A failed job is its error again: the line,
+ * and the exit code of its code (CA unreachable 69, a certificate busy 3, else 1).
+ */
+async function foreground(run: Run<CertsCli>, view: () => ProgressView, start: (m: CertsCli, update: (u: JobUpdate) => void, signal: AbortSignal) => Promise<Job>): Promise<unknown> {
+  const display = view();
+  const abort = new AbortController();
+  const interrupt = (): void => abort.abort(new Error('interrupted (Ctrl-C)'));
+  process.once('SIGINT', interrupt);
+  let job: Job;
+  try {
+    job = await run((m) => start(m, (u) => display.update(u), abort.signal));
+    display.end(job);
+  } finally {
+    process.off('SIGINT', interrupt);
+  }
+  if (job.state === 'failed') {
+    const code = (job.result as { error?: { code?: ErrorCode } } | null)?.error?.code;
+    throw new AppError(code ?? 'internal', job.message);
+  }
+  return job.result;
+}
 
 /** `mailsvc certs list|show|issue|renew|revoke` (docs/certs.md). */
-export function certCommands(program: Command, run: Run<{ service: CertService }>): void {
+export function certCommands(program: Command, run: Run<CertsCli>, view: () => ProgressView): void {
   const certs = program.command('certs').description('ACME certificates for the mail host, the panel and mta-sts./autoconfig. names, proven on the wire');
   certs
     .command('list')
@@ -51,10 +84,8 @@ export function certCommands(program: Command, run: Run<{ service: CertService }
     .option('--new-key', 'a new private key instead of the one in service')
     .option('--json', 'print the certificate as JSON')
     .action(async (name: string, opts: { names?: string; newKey?: boolean; json?: boolean }) => {
-      const c = await run((m) => {
-        progress(m.service, opts.json);
-        return m.service.issue(name, { names: opts.names?.split(',').map((s) => s.trim()).filter(Boolean), newKey: opts.newKey });
-      });
+      const names = opts.names?.split(',').map((s) => s.trim()).filter(Boolean);
+      const c = (await foreground(run, view, (m, update, signal) => m.jobs.runIssueHere({ name, ...(names ? { names } : {}), ...(opts.newKey ? { new_key: true } : {}) }, update, signal))) as CertView;
       output(opts.json, c, () => `${c.pending ? 'Issued, held back for DANE' : 'Issued and proven'}: ${detail(c)}`);
     });
   certs
@@ -64,10 +95,7 @@ export function certCommands(program: Command, run: Run<{ service: CertService }
     .option('--force', 'renew even when not due')
     .option('--json', 'print the outcomes as JSON')
     .action(async (name: string | undefined, opts: { force?: boolean; json?: boolean }) => {
-      const out: RenewOutcome[] = await run((m) => {
-        progress(m.service, opts.json);
-        return m.service.renew({ name, force: opts.force });
-      });
+      const out = (await foreground(run, view, (m, update, signal) => m.jobs.runRenewHere({ ...(name ? { name } : {}), ...(opts.force ? { force: true } : {}) }, update, signal))) as RenewOutcome[];
       output(opts.json, out, () => (out.length === 0 ? 'No certificates: set MAILSVC_MAIL_HOSTNAME first.' : out.map((o) => `${o.name}: ${o.action} (${escapeControl(o.detail, true)})`).join('\n')));
       // A failed renewal is a check that found a problem: exit 1 (the timer's unit shows failed).
       if (out.some((o) => o.action === 'failed')) process.exitCode = 1;

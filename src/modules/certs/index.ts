@@ -1,8 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Infra } from '../../infra/index.js';
 import type { RouteKit } from '../route-types.js';
+import { AppError } from '../../shared/errors.js';
+import { JobFailed } from '../jobs/index.js';
+import type { Job, JobContext, JobRunner, JobUpdate } from '../jobs/index.js';
 import { CertRepository } from './cert.repository.js';
 import { CertService } from './cert.service.js';
+import type { CertProgress } from './cert.service.js';
+import type { IssueJobInput, RenewJobInput } from './schema.js';
 import { LocalFileDeployer } from './deployer.js';
 import type { CertificateDeployer, TlsService } from './deployer.js';
 import type { AcmeTxtPublisher } from './challenges.js';
@@ -12,7 +17,7 @@ export type { CertService } from './cert.service.js';
 export type { CertificateDeployer, DeployProof, PortProof, TlsService } from './deployer.js';
 export { LocalFileDeployer, proveOnTheWire } from './deployer.js';
 export type { AcmeTxtPublisher } from './challenges.js';
-export type { CertView, RenewOutcome } from './schema.js';
+export type { CertView, IssueJobInput, RenewJobInput, RenewOutcome } from './schema.js';
 
 export type CertsDeps = {
   activeDomains: () => Promise<string[]>;
@@ -24,7 +29,18 @@ export type CertsDeps = {
   /** The dns module's DANE keys: a certificate of the mail host with a new key is deployed only after its TLSA record (docs/certs.md "DANE"). */
   dane?: { keys(mailHost: string): DaneKeys } | undefined;
   progress?: (line: string) => void;
+  /** The jobs module's runner: issue and renew run as jobs (kinds cert-issue, cert-renew). */
+  runner?: JobRunner | undefined;
 };
+
+export const CERT_ISSUE_JOB = 'cert-issue';
+export const CERT_RENEW_JOB = 'cert-renew';
+
+/** A failed certificate job: the error's detail as its message, its code (and the CA's Retry-After) in its result. */
+function jobFailure(err: unknown): JobFailed {
+  const e = err instanceof AppError ? err : new AppError('internal', err instanceof Error ? err.message : String(err));
+  return new JobFailed(e.detail, { error: { code: e.code, ...(e.extra.retryAfter !== undefined ? { retry_after: e.extra.retryAfter } : {}) } });
+}
 
 const DEPLOYABLE: readonly TlsService[] = ['smtp', 'submission', 'smtps', 'imaps', 'pop3s', 'https'];
 
@@ -57,7 +73,44 @@ export function createCertsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings'
     cloudflare: deps.cloudflare,
     dane: deps.dane,
     ...(deps.progress ? { progress: deps.progress } : {}),
+    lockDir: settings.dataDir,
   });
+  const runner = deps.runner;
+  const toJob = (ctx: JobContext): CertProgress => (f, line) => void ctx.progress(f, line).catch(() => undefined);
+  const asJob = <T>(ctx: JobContext, work: () => Promise<T>): Promise<T> =>
+    service.withProgress(toJob(ctx), work).catch((err: unknown) => {
+      throw jobFailure(err);
+    });
+  runner?.register<IssueJobInput>(CERT_ISSUE_JOB, (input, ctx) => asJob(ctx, () => service.issue(input.name, { names: input.names, newKey: input.new_key })));
+  runner?.register<RenewJobInput>(CERT_RENEW_JOB, (input, ctx) => asJob(ctx, () => service.renew({ name: input.name, force: input.force })));
+  const jobsOf = (): JobRunner => {
+    if (!runner) throw new Error('the certs module was built without the jobs module');
+    return runner;
+  };
+  /**
+   * Issue and renew as jobs: bad input (400/404/422) and another operation on
+   * the certificate (409) are refused before the job is queued; the job takes
+   * the certificate's lock when it runs.
+   */
+  const jobs = {
+    startIssue: async (input: IssueJobInput): Promise<string> => {
+      await service.checkIssue(input.name, { names: input.names });
+      return jobsOf().start(CERT_ISSUE_JOB, input);
+    },
+    startRenew: async (input: RenewJobInput): Promise<string> => {
+      await service.checkRenew({ name: input.name });
+      return jobsOf().start(CERT_RENEW_JOB, input);
+    },
+    /** The CLI: the same job in the foreground, its progress to `onUpdate`. */
+    runIssueHere: async (input: IssueJobInput, onUpdate: (u: JobUpdate) => void, signal?: AbortSignal): Promise<Job> => {
+      await service.checkIssue(input.name, { names: input.names });
+      return jobsOf().runHere(CERT_ISSUE_JOB, input, onUpdate, signal);
+    },
+    runRenewHere: async (input: RenewJobInput, onUpdate: (u: JobUpdate) => void, signal?: AbortSignal): Promise<Job> => {
+      await service.checkRenew({ name: input.name });
+      return jobsOf().runHere(CERT_RENEW_JOB, input, onUpdate, signal);
+    },
+  };
   infra.instruments.addGauge({
     name: 'mailsvc_certificate_days_to_expiry',
     help: 'Days until each certificate mailsvc issued expires (negative: expired)',
@@ -72,7 +125,8 @@ export function createCertsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings'
   });
   return {
     service,
-    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).certRoutes(app, service, kit),
+    jobs,
+    routes: async (app: FastifyInstance, kit: RouteKit) => (await import('./routes.js')).certRoutes(app, service, jobs, kit),
   };
 }
 export type CertsModule = ReturnType<typeof createCertsModule>;

@@ -1,3 +1,4 @@
+import { progressView } from '../../shared/terminal/progress.js';
 import { defineModule } from '../module-types.js';
 import { certCommands } from './commands.js';
 import type { CertificateDeployer } from './deployer.js';
@@ -23,16 +24,17 @@ export default defineModule({
   },
   http: true,
   build: async (ctx) => {
-    const [{ createCertsModule }, domains, dns] = await Promise.all([import('./index.js'), ctx.get('domains'), ctx.get('dns')]);
+    const [{ createCertsModule }, domains, dns, jobs] = await Promise.all([import('./index.js'), ctx.get('domains'), ctx.get('dns'), ctx.get('jobs')]);
     return createCertsModule(ctx.infra, {
       activeDomains: () => domains.service.activeNames(),
       cloudflare: dns.cloudflare,
       dane: dns.dane,
+      runner: jobs.runner,
       // MAILSVC_CERTS_DEPLOY=helper (the default): the tls module's deployer (the root helper installs,
       // mailsvc proves on the wire, restarts once, rolls back); `files`: the built-in file deployer.
       deployer: ctx.options.certsDeployer,
       helperDeployer: !ctx.options.certsDeployer && ctx.infra.settings.certs.deploy === 'helper' ? (await ctx.get('tls')).deployer : undefined,
     });
   },
-  commands: (program, cli) => certCommands(program, cli.run()),
+  commands: (program, cli) => certCommands(program, cli.run(), () => progressView()),
 });

@@ -3,11 +3,16 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { RouteKit } from '../route-types.js';
+import { JobStartedSchema } from '../jobs/index.js';
 import type { CertService } from './cert.service.js';
-import { CertDetailSchema, CertListSchema, CertParams, CertSchema, IssueBody, RenewBody, RenewOutcomeSchema, RevokeBody } from './schema.js';
+import { CertDetailSchema, CertListSchema, CertParams, CertSchema, IssueBody, RenewBody, RevokeBody } from './schema.js';
+import type { IssueJobInput, RenewJobInput } from './schema.js';
+
+/** Starts the issue and renew jobs after refusing bad input and a certificate busy elsewhere (index.ts). */
+type CertJobs = { startIssue(input: IssueJobInput): Promise<string>; startRenew(input: RenewJobInput): Promise<string> };
 
 /** /admin/certs: the certificates mailsvc issues with ACME (docs/certs.md). */
-export function certRoutes(app: FastifyInstance, certs: CertService, { hooks, errors }: RouteKit): void {
+export function certRoutes(app: FastifyInstance, certs: CertService, jobs: CertJobs, { hooks, errors }: RouteKit): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['certs'];
   const onRequest = hooks.admin;
@@ -39,22 +44,22 @@ export function certRoutes(app: FastifyInstance, certs: CertService, { hooks, er
     onRequest,
     config: { ...config, bodyOptional: true },
     schema: {
-      tags, security, summary: 'Issue a certificate now',
+      tags, security, summary: 'Issue a certificate now (a job): 202 with the job id',
       description:
-        "Orders a certificate from the ACME CA for the configured names (or those given, each one of this server's), answers the challenges, deploys it and proves on the wire that every TLS port serves it. Until it is proven the previous certificate stays in service. A name not ours is 400; a CA rate limit 429 with Retry-After; a CA that cannot be reached 503; a refused challenge or an unproven deployment 502.",
-      body: Type.Optional(IssueBody), response: { 200: CertSchema, ...errors(400, 401, 403, 409, 422, 429, 502, 503) },
+        "Orders a certificate from the ACME CA for the configured names (or those given, each one of this server's), answers the challenges, deploys it and proves on the wire that every TLS port serves it, as a job (kind cert-issue): follow it at GET /admin/jobs/{id}. Until it is proven the previous certificate stays in service. Refused before any job is queued: a name not ours or no mail host name 400, a malformed body 422, another issue or renewal of the certificate running (the API's, the CLI's or the timer's) 409 naming it. The job's result is the certificate; a failed job's message is the error line and its result {\"error\": {\"code\", \"retry_after\"}}: rate_limited (the CA's rate limit, with its Retry-After in seconds), unavailable (the CA cannot be reached), upstream (a refused challenge or an unproven deployment).",
+      body: Type.Optional(IssueBody), response: { 202: JobStartedSchema, ...errors(400, 401, 403, 409, 422) },
     },
-    handler: (req) => certs.issue(req.body?.name ?? 'mail', { names: req.body?.names, newKey: req.body?.new_key }),
+    handler: async (req, reply) => reply.status(202).send({ job_id: await jobs.startIssue({ name: req.body?.name ?? 'mail', names: req.body?.names, new_key: req.body?.new_key }) }),
   });
   r.post('/admin/certs/renew', {
     onRequest,
     config: { ...config, bodyOptional: true },
     schema: {
-      tags, security, summary: 'Renew the certificates that are due',
-      description: "The timer's check: each certificate is renewed when due (inside the CA's ARI window, else after two thirds of its lifetime), a failed one again after its backoff; force renews now. The answer lists what was renewed, skipped or failed and why.",
-      body: Type.Optional(RenewBody), response: { 200: Type.Array(RenewOutcomeSchema), ...errors(400, 401, 403, 404, 422) },
+      tags, security, summary: 'Renew the certificates that are due (a job): 202 with the job id',
+      description: "The timer's check as a job (kind cert-renew; follow it at GET /admin/jobs/{id}): each certificate is renewed when due (inside the CA's ARI window, else after two thirds of its lifetime), a failed one again after its backoff; force renews now. The job's result lists what was renewed, skipped or failed and why (CertificateRenewal items). Refused before any job is queued: an unknown certificate 404, a malformed body 422, an issue or renewal of one of the certificates running now 409 naming it.",
+      body: Type.Optional(RenewBody), response: { 202: JobStartedSchema, ...errors(400, 401, 403, 404, 409, 422) },
     },
-    handler: (req) => certs.renew({ name: req.body?.name, force: req.body?.force }),
+    handler: async (req, reply) => reply.status(202).send({ job_id: await jobs.startRenew({ name: req.body?.name, force: req.body?.force }) }),
   });
   r.post('/admin/certs/:name/revoke', {
     onRequest,

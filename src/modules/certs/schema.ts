@@ -83,3 +83,7 @@ export const RevokeBody = Type.Object(
   { reason: Type.Optional(Type.Integer({ minimum: 0, maximum: 5, description: 'RFC 5280 reason code: 0 unspecified, 1 keyCompromise, 4 superseded, 5 cessationOfOperation' })) },
   { additionalProperties: false },
 );
+
+/** The jobs' inputs: what POST /admin/certs/issue and /renew (and the CLI) were given. */
+export type IssueJobInput = { name: string; names?: string[] | undefined; new_key?: boolean | undefined };
+export type RenewJobInput = { name?: string | undefined; force?: boolean | undefined };

@@ -7,6 +7,7 @@ import type { RunnerOptions } from './job-runner.js';
 import { sampleJob } from './sample-job.js';
 
 export type { JobRunner } from './job-runner.js';
+export { JobFailed } from './job-runner.js';
 export type { JobContext, JobHandler, JobUpdate, RunnerOptions } from './job-runner.js';
 export { jobCommands } from './commands.js';
 export type { OpenJobs } from './commands.js';

@@ -13,6 +13,21 @@ export type JobContext = {
   /** Aborted when the process shuts down or the job was taken away (declared dead). */
   signal: AbortSignal;
 };
+/**
+ * Thrown by a handler whose failure carries something the caller needs to say
+ * why (an error code, a Retry-After): the job fails with `message` and keeps
+ * `result`. Any other error fails the job with no result.
+ */
+export class JobFailed extends Error {
+  constructor(
+    message: string,
+    readonly result: unknown,
+  ) {
+    super(message);
+    this.name = 'JobFailed';
+  }
+}
+
 export type JobHandler<I = unknown> = (input: I, ctx: JobContext) => Promise<unknown>;
 export type JobUpdate = { progress: number; message: string };
 
@@ -162,7 +177,7 @@ export class JobRunner {
       if (abort.signal.aborted) throw abort.signal.reason instanceof Error ? abort.signal.reason : new Error('interrupted');
       end = { state: 'succeeded', message: 'done', result: JSON.stringify(result ?? null), error: null };
     } catch (err) {
-      end = { state: 'failed', message: text(err), result: null, error: text(err) };
+      end = { state: 'failed', message: text(err), result: err instanceof JobFailed ? JSON.stringify(err.result ?? null) : null, error: text(err) };
     } finally {
       clearInterval(beat);
     }

@@ -11,7 +11,7 @@ export const JobSchema = Type.Object(
     state: JobStateSchema,
     progress: Type.Number({ minimum: 0, maximum: 1 }),
     message: Type.String({ description: 'what the job is doing; for a failed job, why it failed' }),
-    result: Type.Unknown({ description: 'the outcome of a succeeded job (its shape depends on the kind); null otherwise' }),
+    result: Type.Unknown({ description: 'the outcome of a succeeded job (its shape depends on the kind); for a failed job null, or what its kind keeps to say why (the certs jobs: {"error": {"code", "retry_after"}})' }),
   },
   { title: 'Job' },
 );
