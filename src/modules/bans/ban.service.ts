@@ -8,6 +8,10 @@ import type { BanRepository } from './ban.repository.js';
 import { whyRefused } from './ban-guard.js';
 import type { Protected } from './ban-guard.js';
 import type { BanView } from './schema.js';
+import { BAN_SORT } from './schema.js';
+import type { BanSortField } from './schema.js';
+import { sortOf } from '../sort.schema.js';
+import type { Sort } from '../sort.schema.js';
 
 /** Who asks: their subject for the record, and the address they call from (null when local). */
 export type BanCaller = { subject: string; address: string | null };
@@ -33,6 +37,21 @@ function byAddress(a: BanView, b: BanView): number {
   return y.bits - x.bits;
 }
 
+/** A time for ordering: null (unknown, or never ends) after every known one. */
+const timeOf = (iso: string | null): number => (iso === null ? Infinity : Date.parse(iso));
+
+/** The order `sort` asks for, the address breaking ties (one entry per address, so pages never overlap). */
+function bySort(sort: Sort<BanSortField>): (a: BanView, b: BanView) => number {
+  const sign = sort.desc ? -1 : 1;
+  if (sort.field === 'ip') return (a, b) => sign * byAddress(a, b);
+  const field = sort.field;
+  return (a, b) => {
+    const x = timeOf(a[field]);
+    const y = timeOf(b[field]);
+    return x === y ? byAddress(a, b) : sign * (x < y ? -1 : 1);
+  };
+}
+
 export class BanService {
   constructor(
     private readonly f2b: Pick<Fail2banClient, 'jails' | 'bans' | 'ignoreIp' | 'bannedIn' | 'ban' | 'unban'>,
@@ -41,8 +60,13 @@ export class BanService {
     private readonly protect: { trustedProxies: readonly string[]; host: () => Protected[] },
   ) {}
 
-  /** Every banned address, one entry merging all the jails that hold it, sorted by address. */
-  async listAll(): Promise<BanView[]> {
+  /**
+   * Every banned address, one entry merging all the jails that hold it, by
+   * address or as `sort` says. fail2ban keeps the bans, not the database, so
+   * they are ordered here.
+   */
+  async listAll(sort?: string): Promise<BanView[]> {
+    const order = sortOf(sort, BAN_SORT);
     const jails = await this.f2b.jails();
     const merged = new Map<string, { jails: string[]; bans: JailBan[] }>();
     for (const jail of jails) {
@@ -71,11 +95,11 @@ export class BanService {
           expires_at: end === null ? null : new Date(end).toISOString(),
         };
       })
-      .sort(byAddress);
+      .sort(order ? bySort(order) : byAddress);
   }
 
-  async list(page: Page): Promise<{ items: BanView[]; total: number; limit: number; offset: number }> {
-    const all = await this.listAll();
+  async list(page: Page, sort?: string): Promise<{ items: BanView[]; total: number; limit: number; offset: number }> {
+    const all = await this.listAll(sort);
     return { items: all.slice(page.offset, page.offset + page.limit), total: all.length, ...page };
   }
 

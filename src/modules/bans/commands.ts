@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import { output } from '../../shared/terminal/output.js';
-import { table } from '../../shared/terminal/options.js';
+import { sortOption, table } from '../../shared/terminal/options.js';
 import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { BanService } from './ban.service.js';
 import { sshCaller } from '../../shared/ssh-caller.js';
 import type { BanView } from './schema.js';
+import { BAN_SORT } from './schema.js';
 
 const when = (iso: string | null): string => (iso === null ? '-' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z'));
 
@@ -16,12 +17,10 @@ const describe = (b: BanView): string =>
 export function banCommands(program: Command, run: Run<{ service: BanService }>): void {
   const bans = program.command('bans').description("addresses fail2ban bans (every jail), and manual bans");
 
-  bans
-    .command('list')
-    .description('list banned addresses, one line per address with every jail that holds it')
+  sortOption(bans.command('list').description('list banned addresses, one line per address with every jail that holds it'), BAN_SORT, 'address (IPv4 first)')
     .option('--json', 'print the bans as a JSON array')
-    .action(async (opts: { json?: boolean }) => {
-      const all = await run((m) => m.service.listAll());
+    .action(async (opts: { json?: boolean; sort?: string }) => {
+      const all = await run((m) => m.service.listAll(opts.sort));
       output(opts.json, all, () =>
         all.length === 0
           ? 'No address is banned.'

@@ -4,13 +4,14 @@ import type { Page } from '../../shared/paging.js';
 import { QUEUE_NAMES } from '../../shared/queue-id.js';
 import type { QueueName } from '../../shared/queue-id.js';
 import { CliError, output } from '../../shared/terminal/output.js';
-import { confirm, formatBytes, pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
+import { confirm, formatBytes, pageNote, pageOf, pagingOptions, sortOption, table } from '../../shared/terminal/options.js';
 import { plural } from '../../shared/terminal/human.js';
 import { commandGroup, readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import { durationSeconds } from './queue.service.js';
 import type { QueueService } from './queue.service.js';
 import type { QueueEntry } from './schema.js';
+import { QUEUE_SORT } from './schema.js';
 
 type FilterOpts = { queue?: QueueName; sender?: string; recipient?: string };
 
@@ -40,10 +41,10 @@ const progress = (verb: string) => (done: number, total: number): void => {
 export function queueCommands(program: Command, run: Run<{ service: QueueService }>): void {
   const queue = commandGroup(program, 'queue', 'the Postfix mail queue');
 
-  pagingOptions(filterOptions(queue.command('list').description('list the messages in the mail queue')))
+  sortOption(pagingOptions(filterOptions(queue.command('list').description('list the messages in the mail queue'))), QUEUE_SORT, "postqueue's order")
     .option('--json', 'print the messages as a JSON array')
-    .action(async (opts: FilterOpts & Page & { json?: boolean }) => {
-      const page = await run((m) => m.service.list({ queue: opts.queue, sender: opts.sender, recipient: opts.recipient }, pageOf(opts)));
+    .action(async (opts: FilterOpts & Page & { json?: boolean; sort?: string }) => {
+      const page = await run((m) => m.service.list({ queue: opts.queue, sender: opts.sender, recipient: opts.recipient }, pageOf(opts), opts.sort));
       output(opts.json, page.items, () =>
         page.total === 0 ? 'The mail queue holds no such message.' : table(['id', 'queue', 'arrived (UTC)', 'size', 'sender', 'recipients', 'delay reason'], page.items.map(row)) + pageNote(page),
       );

@@ -16,10 +16,10 @@ export function queueRoutes(app: FastifyInstance, queue: QueueService, { hooks, 
     config,
     schema: {
       tags, security, summary: 'List the mail queue, filtered by queue, sender or recipient (an address, or @domain)',
-      description: 'Read from postqueue -j as it streams, so memory stays flat however long the queue; a page of {items, total, limit, offset}.',
+      description: "Read from postqueue -j as it streams, so memory stays flat however long the queue; a page of {items, total, limit, offset}, in postqueue's order. With `sort` only the best offset+limit entries are kept while it streams (ties by queue id), so memory grows with the page asked for, not with the queue.",
       querystring: QueueListQuery, response: { 200: QueuePageSchema, ...errors(400, 401, 403, 422, 502, 503) },
     },
-    handler: (req) => queue.list({ queue: req.query.queue, sender: req.query.sender, recipient: req.query.recipient }, pageOf(req.query)),
+    handler: (req) => queue.list({ queue: req.query.queue, sender: req.query.sender, recipient: req.query.recipient }, pageOf(req.query), req.query.sort),
   });
   r.get('/admin/queue/counts', {
     onRequest: hooks.admin,

@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { QUEUE_ID_MAX, QUEUE_NAMES } from '../../shared/queue-id.js';
 import type { QueueName } from '../../shared/queue-id.js';
 import { PagedOf, PageQuery } from '../paging.schema.js';
+import { SortQuery } from '../sort.schema.js';
 
 // Spelled out (not mapped from QUEUE_NAMES) so that TypeBox keeps the literal types; the check below keeps them equal.
 export const QueueNameSchema = Type.Union(
@@ -36,7 +37,11 @@ export const QueueFilterQuery = {
   sender: addressFilter('the envelope sender'),
   recipient: addressFilter('one of the recipients'),
 };
-export const QueueListQuery = Type.Object({ ...QueueFilterQuery, ...PageQuery });
+/** What `GET /admin/queue?sort=` orders by (ties by queue id). */
+export const QUEUE_SORT = ['arrival_time', 'message_size', 'sender', 'queue_name'] as const;
+export type QueueSortField = (typeof QUEUE_SORT)[number];
+
+export const QueueListQuery = Type.Object({ ...QueueFilterQuery, ...PageQuery, sort: SortQuery(QUEUE_SORT, "in postqueue's order") });
 
 export const QueueBulkQuery = Type.Object({
   ...QueueFilterQuery,
