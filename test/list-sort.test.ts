@@ -120,7 +120,12 @@ for (const dialect of DIALECTS) {
       expect(new Set(byAction.map((e) => e.action))).toEqual(new Set(rank));
       expect(byAction.map((e) => e.id)).toEqual(expected(false));
       expect(((await get('/admin/audit?limit=500&sort=-action')).items as Json[]).map((e) => e.id)).toEqual(expected(true));
-      // Filters still apply.
+      // Filters still apply; actor is exact.
+      expect((await get('/admin/audit?actor=admin&limit=500')).total).toBe(all.length);
+      expect((await get('/admin/audit?actor=adm')).total).toBe(0);
+      const long = await api('GET', `/admin/audit?actor=${'x'.repeat(256)}`);
+      expect(long.status).toBe(422);
+      expect(long.body.errors).toEqual([{ path: 'querystring.actor', message: expect.stringMatching(/256|255/) }]);
       const posts = (await get('/admin/audit?action=POST%20%2Fdomains&sort=at')).items as Json[];
       expect(posts.map((e) => e.target)).toEqual(['delta.test', 'alpha.test', 'charlie.test', 'bravo.test']);
     });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { AliasTable } from './tables.js';
 import { AppError, badRequest } from '../../shared/errors.js';
@@ -71,15 +72,30 @@ export class AliasService {
     return this.get(source);
   }
 
-  /** A page by source, or by `sort` with the source breaking ties (sources are unique, so pages never overlap). */
-  async list(filter: { domain?: string }, page: Page, sort?: string): Promise<Paged<AliasView>> {
+  /**
+   * A page by source, or by `sort` with the source breaking ties (sources are unique, so pages never
+   * overlap); `q`: only the aliases whose source or a destination contains it (a literal: % and _ match themselves).
+   */
+  async list(filter: { domain?: string | undefined; q?: string | undefined }, page: Page, sort?: string): Promise<Paged<AliasView>> {
     const order = sortOf(sort, ALIAS_SORT);
+    const text = filter.q?.trim().toLowerCase();
+    if (text !== undefined && !/^[a-z0-9.@_+=-]{0,320}$/.test(text)) {
+      const message = 'letters, digits and . @ _ + = - only (part of an address)';
+      throw new AppError('validation', `q: ${message}`, { errors: [{ path: 'querystring.q', message }] });
+    }
     const domainId = filter.domain === undefined ? undefined : (await this.domains.resolve(filter.domain)).id;
     let q = this.query();
     let c = this.db.selectFrom('aliases as l');
     if (domainId !== undefined) {
       q = q.where('l.domain_id', '=', domainId);
       c = c.where('l.domain_id', '=', domainId);
+    }
+    if (text) {
+      // ESCAPE '!' the same way on SQLite (no default escape), PostgreSQL and MariaDB.
+      const pattern = `%${text.replace(/[!%_]/g, (ch) => `!${ch}`)}%`;
+      const holds = sql<boolean>`(l.source like ${pattern} escape '!' or l.destination like ${pattern} escape '!')`;
+      q = q.where(holds);
+      c = c.where(holds);
     }
     const rows = await q
       .$call((r) => (order && order.field !== 'source' ? r.orderBy(SORT_COLUMN[order.field], direction(order)) : r))

@@ -21,6 +21,7 @@ export class AuditRepository {
     let q = this.db.selectFrom('audit_log');
     if (filter.action !== undefined) q = q.where('action', '=', filter.action);
     if (filter.target !== undefined) q = q.where('target', '=', filter.target);
+    if (filter.actor !== undefined) q = q.where('actor', '=', filter.actor);
     if (filter.from !== undefined) q = q.where('at', '>=', filter.from);
     if (filter.to !== undefined) q = q.where('at', '<', filter.to);
     const newest = sort?.field === 'at' ? direction(sort) : 'desc';

@@ -38,6 +38,7 @@ export const AuditQuery = Type.Object({
   sort: SortQuery(AUDIT_SORT, 'newest first (-at)'),
   action: Type.Optional(Type.String({ maxLength: 255, description: 'exact action' })),
   target: Type.Optional(Type.String({ maxLength: 512, description: 'exact target' })),
+  actor: Type.Optional(Type.String({ maxLength: 255, description: 'exact actor: the admin username, or the OS user of a host command' })),
   from: Type.Optional(IsoTime),
   to: Type.Optional(IsoTime),
 });
@@ -55,4 +56,4 @@ export type AuditRecord = {
 };
 
 /** Filters of a listing; times in epoch milliseconds, `to` exclusive. */
-export type AuditFilter = { action?: string; target?: string; from?: number; to?: number };
+export type AuditFilter = { action?: string | undefined; target?: string | undefined; actor?: string | undefined; from?: number | undefined; to?: number | undefined };

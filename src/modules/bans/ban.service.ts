@@ -13,9 +13,13 @@ import type { BanSortField } from './schema.js';
 import { sortOf } from '../sort.schema.js';
 import type { Sort } from '../sort.schema.js';
 
+/** What a listing keeps: addresses containing `q`, bans held by `jail` (empty: everything). */
+export type BanFilter = { q?: string | undefined; jail?: string | undefined };
+
 /** Who asks: their subject for the record, and the address they call from (null when local). */
 export type BanCaller = { subject: string; address: string | null };
 
+const invalidQuery = (field: string, message: string): AppError => new AppError('validation', `${field}: ${message}`, { errors: [{ path: `querystring.${field}`, message }] });
 const invalid = (field: string, message: string): AppError => new AppError('validation', `${field}: ${message}`, { errors: [{ path: field, message }] });
 
 /** The widest networks a manual ban may name. */
@@ -65,8 +69,12 @@ export class BanService {
    * address or as `sort` says. fail2ban keeps the bans, not the database, so
    * they are ordered here.
    */
-  async listAll(sort?: string): Promise<BanView[]> {
+  async listAll(sort?: string, filter: BanFilter = {}): Promise<BanView[]> {
     const order = sortOf(sort, BAN_SORT);
+    const q = filter.q?.trim().toLowerCase();
+    if (q !== undefined && !/^[0-9a-f.:/]{0,64}$/.test(q)) throw invalidQuery('q', 'hex digits, dots, colons and / only (part of an address or network)');
+    const jail = filter.jail?.trim();
+    if (jail !== undefined && jail !== '' && !/^[A-Za-z0-9_.@-]{1,64}$/.test(jail)) throw invalidQuery('jail', 'a jail name: letters, digits and . _ - @ only');
     const jails = await this.f2b.jails();
     const merged = new Map<string, { jails: string[]; bans: JailBan[] }>();
     for (const jail of jails) {
@@ -80,6 +88,8 @@ export class BanService {
     }
     const reasons = new Map((await this.repo.all()).map((r) => [r.ip, r]));
     return [...merged.entries()]
+      // Every jail is read even for one: an entry still names all the jails that hold it.
+      .filter(([ip, e]) => (!q || ip.includes(q)) && (!jail || e.jails.includes(jail)))
       .map(([ip, e]): BanView => {
         const starts = e.bans.map((b) => b.bannedAt?.getTime() ?? null);
         const ends = e.bans.map((b) => (b.bannedAt !== null && b.expiresAt === null ? Infinity : (b.expiresAt?.getTime() ?? null)));
@@ -98,8 +108,9 @@ export class BanService {
       .sort(order ? bySort(order) : byAddress);
   }
 
-  async list(page: Page, sort?: string): Promise<{ items: BanView[]; total: number; limit: number; offset: number }> {
-    const all = await this.listAll(sort);
+  /** A page of the bans; `q`: the addresses containing it (case-insensitive), `jail`: the bans that jail holds. */
+  async list(page: Page, filter: BanFilter = {}, sort?: string): Promise<{ items: BanView[]; total: number; limit: number; offset: number }> {
+    const all = await this.listAll(sort, filter);
     return { items: all.slice(page.offset, page.offset + page.limit), total: all.length, ...page };
   }
 

@@ -101,6 +101,29 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it.skipIf(!available)('q keeps the addresses containing a text, jail the bans one jail holds (every jail still named); bad values are 422 naming them', async () => {
+      const ips = async (query: string) => {
+        const r = await api('GET', `/admin/bans${query}`);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        return r.body as { items: { ip: string; jails: string[] }[]; total: number };
+      };
+      expect((await ips('?q=203.0')).items.map((b) => b.ip)).toEqual(['203.0.113.5']);
+      expect((await ips('?q=DB8')).items.map((b) => b.ip)).toEqual(['2001:db8:1::/64']);
+      expect((await ips('?q=1')).total).toBe(3);
+      const sshd = await ips('?jail=sshd');
+      expect(sshd.items.map((b) => b.ip)).toEqual(['198.51.100.7', '203.0.113.5', '2001:db8:1::/64']);
+      const dovecot = await ips('?jail=dovecot&sort=-ip');
+      expect(dovecot.items).toMatchObject([{ ip: '2001:db8:1::/64', jails: ['dovecot', 'sshd'] }, { ip: '203.0.113.5', jails: ['dovecot', 'sshd'] }]);
+      expect(dovecot.total).toBe(2);
+      expect(await ips('?jail=dovecot&q=198.51')).toMatchObject({ total: 0, items: [] });
+      expect((await ips('?jail=postfix')).total).toBe(0);
+      for (const [query, field] of [['q=203.0.113.5%25', 'q'], ['q=g', 'q'], ['jail=ss%20hd', 'jail'], ['jail=a%3Bb', 'jail']] as const) {
+        const bad = await api('GET', `/admin/bans?${query}`);
+        expect(bad.status, query).toBe(422);
+        expect(bad.body.errors, query).toEqual([{ path: `querystring.${field}`, message: expect.any(String) }]);
+      }
+    });
+
     it.skipIf(!available)('bad input is 422 naming the field, and nothing is banned', async () => {
       const cases: [unknown, string][] = [
         [{ ip: '203.0.112.0/23', reason: 'x' }, 'ip'],

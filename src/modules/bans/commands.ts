@@ -18,12 +18,14 @@ export function banCommands(program: Command, run: Run<{ service: BanService }>)
   const bans = program.command('bans').description("addresses fail2ban bans (every jail), and manual bans");
 
   sortOption(bans.command('list').description('list banned addresses, one line per address with every jail that holds it'), BAN_SORT, 'address (IPv4 first)')
+    .option('--search <text>', 'only the addresses that contain this text')
+    .option('--jail <name>', 'only the bans this jail holds')
     .option('--json', 'print the bans as a JSON array')
-    .action(async (opts: { json?: boolean; sort?: string }) => {
-      const all = await run((m) => m.service.listAll(opts.sort));
+    .action(async (opts: { json?: boolean; sort?: string; search?: string; jail?: string }) => {
+      const all = await run((m) => m.service.listAll(opts.sort, { q: opts.search, jail: opts.jail }));
       output(opts.json, all, () =>
         all.length === 0
-          ? 'No address is banned.'
+          ? opts.search !== undefined || opts.jail !== undefined ? 'No ban matches. Try mailsvc bans list without --search or --jail' : 'No address is banned.'
           : table(['ip', 'jails', 'reason', 'since', 'expires'], all.map((b) => [b.ip, b.jails.join(','), b.reason ?? '-', when(b.banned_at), when(b.expires_at)])),
       );
     });
