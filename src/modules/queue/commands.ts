@@ -59,15 +59,20 @@ export function queueCommands(program: Command, run: Run<{ service: QueueService
       output(opts.json, counts, () => table(['queue', 'messages'], Object.entries(counts).map(([q, n]) => [q, String(n)])));
     });
 
-  for (const [name, description, verb] of [['hold', 'put a message on hold', 'hold'], ['release', 'release a message from hold', 'release']] as const) {
+  for (const [name, description, verb] of [['hold', 'put messages on hold', 'hold'], ['release', 'release messages from hold', 'release']] as const) {
     queue
       .command(name)
-      .description(description)
-      .argument('<queue-id>', 'the Postfix queue id (short or long form)')
+      .description(`${description} (one id: exit 4 when it is not in the queue, 3 when it is in the wrong state; several: one postsuper run, the count it changed)`)
+      .argument('<queue-id...>', 'Postfix queue ids (short or long form)')
       .option('--json', 'print the result as JSON')
-      .action(async (id: string, opts: { json?: boolean }) => {
-        const done = await run((m) => m.service[verb](id));
-        output(opts.json, done, () => `Message ${done.queue_id} ${done.action}.`);
+      .action(async (ids: string[], opts: { json?: boolean }) => {
+        if (ids.length === 1) {
+          const done = await run((m) => m.service[verb](ids[0] ?? ''));
+          output(opts.json, done, () => `Message ${done.queue_id} ${done.action}.`);
+          return;
+        }
+        const done = await run((m) => m.service.batch(verb, ids));
+        output(opts.json, done, () => `${plural(done.count, 'message')} ${done.action}${done.count < done.requested ? ` (of ${done.requested}: the others were gone or already in that state)` : ''}.`);
       });
   }
 

@@ -118,6 +118,31 @@ describe.skipIf(unavailable !== null)('the queue API and CLI over a real Postfix
     await expect.poll(actions, { timeout: 30_000 }).toEqual(expect.arrayContaining([`DELETE /admin/queue/:id ${id} not_found`, `POST /admin/queue/:id/hold ${id} ok`, `POST /admin/queue/:id/hold ${id} conflict`]));
   });
 
+  it('POST /admin/queue/batch holds, releases and deletes exactly the ids named; a bad id is 422 and nothing runs', async () => {
+    const alice = ids.get('alice@one.test') ?? '';
+    const carol = ids.get('carol@one.test') ?? '';
+    const batch = (action: string, list: string[]) => call(t, 'POST', '/admin/queue/batch', t.basic(), { action, ids: list });
+    expect(await batch('hold', [alice, carol, alice])).toMatchObject({ status: 200, body: { action: 'held', requested: 2, count: 2 } });
+    expect(await queued()).toEqual(['alice@one.test hold', 'bob@two.test deferred', 'carol@one.test hold']);
+    // Already held: asked for, not changed.
+    expect(await batch('hold', [alice])).toMatchObject({ status: 200, body: { requested: 1, count: 0 } });
+    expect(await batch('release', [carol])).toMatchObject({ status: 200, body: { action: 'released', requested: 1, count: 1 } });
+    expect(await queued()).toEqual(['alice@one.test hold', 'bob@two.test deferred', 'carol@one.test deferred']);
+    for (const [body, path] of [
+      [{ action: 'delete', ids: [carol, 'not-a-queue-id'] }, 'body.ids.1'],
+      [{ action: 'delete', ids: [] }, 'body.ids'],
+      [{ action: 'bounce', ids: [carol] }, 'body.action'],
+      [{ action: 'delete', ids: [carol], extra: 1 }, 'body.extra'],
+    ] as const) {
+      const bad = await call(t, 'POST', '/admin/queue/batch', t.basic(), body);
+      expect(bad.status, JSON.stringify(body)).toBe(422);
+      expect((bad.body.errors as { path: string }[]).map((e) => e.path), JSON.stringify(body)).toContain(path);
+    }
+    expect((await pf.queue()).length).toBe(3);
+    expect(await batch('delete', [alice, carol])).toMatchObject({ status: 200, body: { action: 'deleted', requested: 2, count: 2 } });
+    expect(await queued()).toEqual(['bob@two.test deferred']);
+  });
+
   it('DELETE /admin/queue?…&dry_run=true counts without acting; the real one answers the count it deleted', async () => {
     expect(await call(t, 'DELETE', '/admin/queue?sender=%40one.test&dry_run=true', t.basic())).toMatchObject({ status: 200, body: { count: 2 } });
     expect((await pf.queue()).length).toBe(3);
@@ -146,6 +171,13 @@ describe.skipIf(unavailable !== null)('the queue API and CLI over a real Postfix
     expect((await cli('queue', 'delete', id)).code).toBe(0);
     const missing = await cli('queue', 'delete', id);
     expect([missing.code, missing.stderr.trim()]).toEqual([4, `mailsvc: no message ${id} in the mail queue`]);
+    // Several ids: one postsuper run, the count it changed (the gone one is not counted).
+    const alice = ids.get('alice@one.test') ?? '';
+    const two = await cli('queue', 'hold', alice, id, '--json');
+    expect(two.code, two.stderr).toBe(0);
+    expect(JSON.parse(two.stdout)).toEqual({ action: 'held', requested: 2, count: 1 });
+    const back = await cli('queue', 'release', alice, id);
+    expect([back.code, back.stdout.trim()]).toEqual([0, '1 message released (of 2: the others were gone or already in that state).']);
     const bad = await cli('queue', 'hold', 'ALL');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^mailsvc: queue_id: "ALL" is not a Postfix queue id/);

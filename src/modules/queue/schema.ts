@@ -3,6 +3,9 @@ import type { Static } from '@sinclair/typebox';
 import { QUEUE_ID_MAX, QUEUE_NAMES } from '../../shared/queue-id.js';
 import type { QueueName } from '../../shared/queue-id.js';
 import { PagedOf, PageQuery } from '../paging.schema.js';
+
+/** At most this many ids in one batch action: a page of the panel's list is 25, the API's at most 500. */
+export const QUEUE_BATCH_MAX = 500;
 import { SortQuery } from '../sort.schema.js';
 
 // Spelled out (not mapped from QUEUE_NAMES) so that TypeBox keeps the literal types; the check below keeps them equal.
@@ -58,6 +61,25 @@ export const QueueActionSchema = Type.Object(
   { title: 'QueueAction' },
 );
 export type QueueAction = Static<typeof QueueActionSchema>;
+
+/** Hold, release or delete several messages named by id (the panel's selected rows). */
+export const QueueBatchBody = Type.Object(
+  {
+    action: Type.Union([Type.Literal('hold'), Type.Literal('release'), Type.Literal('delete')]),
+    ids: Type.Array(Type.String({ minLength: 1, maxLength: QUEUE_ID_MAX + 20 }), { minItems: 1, maxItems: QUEUE_BATCH_MAX, description: `1 to ${QUEUE_BATCH_MAX} Postfix queue ids` }),
+  },
+  { additionalProperties: false },
+);
+export type QueueBatch = Static<typeof QueueBatchBody>;
+export const QueueBatchSchema = Type.Object(
+  {
+    action: Type.Union([Type.Literal('held'), Type.Literal('released'), Type.Literal('deleted')]),
+    requested: Type.Integer({ description: 'distinct ids asked for' }),
+    count: Type.Integer({ description: 'messages postsuper changed; the others were gone or already in that state' }),
+  },
+  { title: 'QueueBatchResult' },
+);
+export type QueueBatchResult = Static<typeof QueueBatchSchema>;
 
 export const QueueCountSchema = Type.Object({ count: Type.Integer({ description: 'messages matched (dry run) or acted on' }) }, { title: 'QueueCount' });
 export type QueueCount = Static<typeof QueueCountSchema>;
