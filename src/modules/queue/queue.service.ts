@@ -10,10 +10,10 @@ import { AppError } from '../../shared/errors.js';
 import type { Page } from '../../shared/paging.js';
 import { QUEUE_ID_BATCH, QUEUE_NAMES, QueueIdError, parseQueueId } from '../../shared/queue-id.js';
 import type { QueueName } from '../../shared/queue-id.js';
-import type { QueueAction, QueueBatch, QueueBatchResult, QueueCount, QueueCounts, QueueEntry, QueuePage, QueueSortField } from './schema.js';
+import type { QueueAction, QueueBatch, QueueBatchResult, QueueCount, QueueCounts, QueueEntry, QueuePage } from './schema.js';
 import { QUEUE_SORT } from './schema.js';
 import { sortOf } from '../sort.schema.js';
-import type { Sort } from '../sort.schema.js';
+import { byQueueSort, firstInOrder } from './queue-sort.js';
 
 export type QueueFilter = { queue?: QueueName | undefined; sender?: string | undefined; recipient?: string | undefined };
 export type BulkFilter = QueueFilter & { olderThanSeconds?: number | undefined };
@@ -57,22 +57,6 @@ function present(m: PostqueueMessage): QueueEntry {
     message_size: m.message_size,
     sender: m.sender,
     recipients: m.recipients.map((r) => ({ address: r.address, delay_reason: r.delay_reason ?? null })),
-  };
-}
-
-/** The order `sort` asks for; ties by queue id (unique), so pages never overlap. */
-function byQueueSort(sort: Sort<QueueSortField>): (a: PostqueueMessage, b: PostqueueMessage) => number {
-  const sign = sort.desc ? -1 : 1;
-  const key = (m: PostqueueMessage): string | number => {
-    if (sort.field === 'arrival_time') return m.arrival_time;
-    if (sort.field === 'message_size') return m.message_size;
-    return sort.field === 'sender' ? m.sender.toLowerCase() : m.queue_name;
-  };
-  return (a, b) => {
-    const x = key(a);
-    const y = key(b);
-    if (x !== y) return sign * (x < y ? -1 : 1);
-    return a.queue_id < b.queue_id ? -1 : a.queue_id > b.queue_id ? 1 : 0;
   };
 }
 
@@ -135,24 +119,12 @@ export class QueueService {
     const items: QueueEntry[] = [];
     let total = 0;
     if (order) {
-      const keep = page.offset + page.limit;
-      const compare = byQueueSort(order);
-      const best: PostqueueMessage[] = [];
+      const best = firstInOrder(byQueueSort(order), page.offset + page.limit);
       await this.scan(filter, (m) => {
         total += 1;
-        const last = best[best.length - 1];
-        if (best.length >= keep && last && compare(m, last) >= 0) return;
-        let lo = 0;
-        let hi = best.length;
-        while (lo < hi) {
-          const mid = (lo + hi) >> 1;
-          if (compare(m, best[mid] as PostqueueMessage) < 0) hi = mid;
-          else lo = mid + 1;
-        }
-        best.splice(lo, 0, m);
-        if (best.length > keep) best.pop();
+        best.offer(m);
       });
-      return { items: best.slice(page.offset).map(present), total, limit: page.limit, offset: page.offset };
+      return { items: best.items().slice(page.offset).map(present), total, limit: page.limit, offset: page.offset };
     }
     await this.scan(filter, (m) => {
       if (total >= page.offset && items.length < page.limit) items.push(present(m));
