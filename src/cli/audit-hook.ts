@@ -41,7 +41,9 @@ export async function describeCommand(cmd: Command): Promise<Pick<AuditRecord, '
     const v: unknown = cmd.processedArgs[i];
     positional[arg.name()] = Array.isArray(v) ? v.join(', ') : v;
   });
-  const first: unknown = cmd.processedArgs[0];
+  // A variadic first argument (queue hold <id...>) is its values joined, as in the summary.
+  const head: unknown = cmd.processedArgs[0];
+  const first: unknown = Array.isArray(head) ? head.join(', ') : head;
   const opts = Object.fromEntries(Object.entries(cmd.opts()).filter(([k]) => !NOT_RECORDED.has(k)));
   const rest = Object.fromEntries(Object.entries(positional).slice(1));
   return { action: `cli: ${names.join(' ')}`, target: typeof first === 'string' ? first : null, summary: summarize(rest, opts) };

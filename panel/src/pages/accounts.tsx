@@ -51,13 +51,14 @@ export function Accounts() {
         filters={[{ name: 'q', label: 'Address contains', hint: 'part of an address' }, { name: 'domain', label: 'Domain' }]}
         initial={{ q: hashParam('q'), domain: hashParam('domain') }}
         rowKey={(a) => a.id}
+        defaultSort="address"
         empty="No accounts here: add one above (its domain must exist first)."
         columns={[
-          { title: 'Address', cell: (a) => a.address },
-          { title: 'Name', cell: (a) => a.display_name },
-          { title: 'Quota', cell: (a) => (a.quota_bytes ? bytes(a.quota_bytes) : 'none') },
-          { title: 'Active', cell: (a) => (a.active ? 'yes' : 'no') },
-          { title: 'Created', cell: (a) => when(a.created_at) },
+          { title: 'Address', cell: (a) => a.address, sort: 'address' },
+          { title: 'Name', cell: (a) => a.display_name, sort: 'display_name' },
+          { title: 'Quota', cell: (a) => (a.quota_bytes ? bytes(a.quota_bytes) : 'none'), sort: 'quota_bytes' },
+          { title: 'Active', cell: (a) => (a.active ? 'yes' : 'no'), sort: 'active' },
+          { title: 'Created', cell: (a) => when(a.created_at), sort: 'created_at' },
           {
             title: 'Actions',
             cell: (a) => (

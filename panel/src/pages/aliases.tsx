@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorNote, Field, formErrors, Page, useAction } from '../ui';
+import { ErrorNote, Field, formErrors, hashParam, Page, useAction, when } from '../ui';
 import { List, useVersion } from '../list';
 
-type Alias = { id: number; source: string; destinations: string[]; active: boolean };
+type Alias = { id: number; source: string; domain: string; destinations: string[]; active: boolean; created_at: string };
 
 export function Aliases() {
   const [version, reload] = useVersion();
@@ -37,13 +37,17 @@ export function Aliases() {
         label="Aliases"
         path="/aliases"
         version={version}
-        filters={[{ name: 'domain', label: 'Domain' }]}
+        filters={[{ name: 'q', label: 'Address contains', hint: 'part of the source or of a destination' }, { name: 'domain', label: 'Domain' }]}
+        initial={{ q: hashParam('q'), domain: hashParam('domain') }}
         rowKey={(a) => a.id}
-        empty="No aliases."
+        defaultSort="source"
+        empty={(filtered) => (filtered ? 'No alias matches this filter: clear it to see every alias.' : 'No aliases yet: add one above to forward an address (or @domain) to mailboxes.')}
         columns={[
-          { title: 'Source', cell: (a) => a.source },
+          { title: 'Source', cell: (a) => a.source, sort: 'source' },
+          { title: 'Domain', cell: (a) => a.domain, sort: 'domain' },
           { title: 'Destinations', cell: (a) => a.destinations.join(', ') },
-          { title: 'Active', cell: (a) => (a.active ? 'yes' : 'no') },
+          { title: 'Active', cell: (a) => (a.active ? 'yes' : 'no'), sort: 'active' },
+          { title: 'Created', cell: (a) => when(a.created_at), sort: 'created_at' },
           {
             title: 'Actions',
             cell: (a) => (

@@ -37,14 +37,16 @@ export function Bans() {
         label="Bans"
         path="/admin/bans"
         version={version}
+        filters={[{ name: 'q', label: 'Address contains', hint: 'part of an address or network' }, { name: 'jail', label: 'Jail', hint: 'e.g. sshd' }]}
         rowKey={(b) => b.ip}
-        empty="Nothing is banned: fail2ban's bans and the ones made above show here."
+        defaultSort="ip"
+        empty={(filtered) => (filtered ? 'No ban matches this filter: clear it to see every ban.' : "Nothing is banned: fail2ban's bans and the ones made above show here.")}
         columns={[
-          { title: 'Address', cell: (b) => b.ip },
+          { title: 'Address', cell: (b) => b.ip, sort: 'ip' },
           { title: 'Jails', cell: (b) => b.jails.join(', ') },
           { title: 'Reason', cell: (b) => b.reason ?? '—' },
-          { title: 'Banned', cell: (b) => when(b.banned_at) },
-          { title: 'Expires', cell: (b) => (b.expires_at ? when(b.expires_at) : 'never / unknown') },
+          { title: 'Banned', cell: (b) => when(b.banned_at), sort: 'banned_at' },
+          { title: 'Expires', cell: (b) => (b.expires_at ? when(b.expires_at) : 'never / unknown'), sort: 'expires_at' },
           {
             title: 'Actions',
             cell: (b) => (

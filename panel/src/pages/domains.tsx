@@ -57,13 +57,14 @@ export function Domains() {
         filters={[{ name: 'q', label: 'Name contains', hint: 'part of a domain name' }]}
         initial={{ q: hashParam('q') }}
         rowKey={(d) => d.id}
+        defaultSort="name"
         empty="No domains yet: add the first one above (its DKIM keys are made with it)."
         columns={[
-          { title: 'Name', cell: (d) => d.name },
-          { title: 'Active', cell: (d) => (d.active ? 'yes' : 'no') },
-          { title: 'Accounts', cell: (d) => d.accounts ?? '—' },
-          { title: 'Aliases', cell: (d) => d.aliases ?? '—' },
-          { title: 'Created', cell: (d) => when(d.created_at) },
+          { title: 'Name', cell: (d) => d.name, sort: 'name' },
+          { title: 'Active', cell: (d) => (d.active ? 'yes' : 'no'), sort: 'active' },
+          { title: 'Accounts', cell: (d) => d.accounts ?? '—', sort: 'accounts' },
+          { title: 'Aliases', cell: (d) => d.aliases ?? '—', sort: 'aliases' },
+          { title: 'Created', cell: (d) => when(d.created_at), sort: 'created_at' },
           {
             title: 'Actions',
             cell: (d) => (

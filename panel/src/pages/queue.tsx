@@ -6,6 +6,13 @@ import { List, useVersion } from '../list';
 type Entry = { queue_id: string; queue_name: string; arrival_time: string; message_size: number; sender: string; recipients: { address: string; delay_reason: string | null }[] };
 const QUEUES = ['', 'maildrop', 'incoming', 'active', 'deferred', 'hold'];
 
+/** The selected messages held, released or deleted in one call; its answer in words. */
+async function batch(action: 'hold' | 'release' | 'delete', rows: Entry[]): Promise<string> {
+  const r = await api<{ action: string; requested: number; count: number }>('POST', '/admin/queue/batch', { action, ids: rows.map((m) => m.queue_id) });
+  const missed = r.requested - r.count;
+  return `${plural(r.count, 'message')} ${r.action}${missed > 0 ? ` (${missed} already ${action === 'delete' ? 'gone' : action === 'hold' ? 'on hold or gone' : 'not on hold or gone'})` : ''}.`;
+}
+
 export function Queue() {
   const [version, reload] = useVersion();
   const [filter, setFilter] = useState<Record<string, string>>({});
@@ -36,13 +43,22 @@ export function Queue() {
           { name: 'recipient', label: 'Recipient', hint: 'address or @domain' },
         ]}
         rowKey={(m) => m.queue_id}
-        empty="The queue is empty."
+        empty="The queue is empty: nothing waits for delivery. Deferred mail and mail put on hold shows here."
+        bulk={{
+          noun: ['message', 'messages'],
+          name: (m) => `message ${m.queue_id}`,
+          actions: [
+            { label: 'Hold', run: (rows) => batch('hold', rows) },
+            { label: 'Release', run: (rows) => batch('release', rows) },
+            { label: 'Delete', danger: true, confirm: (n) => `Delete ${n} from the queue? Their senders are not told.`, run: (rows) => batch('delete', rows) },
+          ],
+        }}
         columns={[
           { title: 'ID', cell: (m) => <code>{m.queue_id}</code> },
-          { title: 'Queue', cell: (m) => m.queue_name },
-          { title: 'Arrived', cell: (m) => when(m.arrival_time) },
-          { title: 'Size', cell: (m) => `${m.message_size} B` },
-          { title: 'Sender', cell: (m) => m.sender },
+          { title: 'Queue', cell: (m) => m.queue_name, sort: 'queue_name' },
+          { title: 'Arrived', cell: (m) => when(m.arrival_time), sort: 'arrival_time' },
+          { title: 'Size', cell: (m) => `${m.message_size} B`, sort: 'message_size' },
+          { title: 'Sender', cell: (m) => m.sender, sort: 'sender' },
           { title: 'Recipients', cell: (m) => m.recipients.map((r) => <div key={r.address}>{r.address}{r.delay_reason && <small> — {r.delay_reason}</small>}</div>) },
           {
             title: 'Actions',

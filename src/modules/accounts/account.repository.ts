@@ -2,6 +2,9 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { AccountTable } from './tables.js';
 import type { Page } from '../../shared/paging.js';
+import { direction } from '../sort.schema.js';
+import type { Sort } from '../sort.schema.js';
+import type { AccountSortField } from './schema.js';
 
 export type AccountRow = Omit<AccountTable, 'id'> & { id: number };
 export type AccountChanges = Partial<Omit<AccountRow, 'id' | 'domain_id' | 'local_part' | 'address' | 'created_at'>>;
@@ -35,13 +38,22 @@ export class AccountRepository {
       .executeTakeFirst();
   }
 
-  /** A page by address; with `contains`, only the addresses holding that text (a literal: % and _ match themselves). */
-  async list(filter: { domainId?: number; contains?: string }, page: Page): Promise<{ rows: AccountRow[]; total: number }> {
+  /**
+   * A page by address, or by `sort` with the address breaking ties (addresses are unique, so pages
+   * never overlap); with `contains`, only the addresses holding that text (a literal: % and _ match themselves).
+   */
+  async list(filter: { domainId?: number; contains?: string }, page: Page, sort?: Sort<AccountSortField>): Promise<{ rows: AccountRow[]; total: number }> {
     let q = this.db.selectFrom('accounts');
     if (filter.domainId !== undefined) q = q.where('domain_id', '=', filter.domainId);
     // ESCAPE '!' the same way on SQLite (no default escape), PostgreSQL and MariaDB.
     if (filter.contains) q = q.where(sql<boolean>`address like ${`%${filter.contains.replace(/[!%_]/g, (c) => `!${c}`)}%`} escape '!'`);
-    const rows = await q.selectAll().orderBy('address').limit(page.limit).offset(page.offset).execute();
+    const rows = await q
+      .selectAll()
+      .$call((r) => (sort && sort.field !== 'address' ? r.orderBy(sort.field, direction(sort)) : r))
+      .orderBy('address', sort?.field === 'address' ? direction(sort) : 'asc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
     const total = await q.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     return { rows, total: Number(total.n) };
   }

@@ -11,7 +11,8 @@ import type { RoutingGuard } from '../routing/index.js';
 import { beginDeletion } from '../deletion.js';
 import type { EventSource } from '../module-types.js';
 import type { AccountInput, AccountPatch, AccountView } from './schema.js';
-import { MAX_QUOTA_BYTES, MAX_SEND_RATE } from './schema.js';
+import { ACCOUNT_SORT, MAX_QUOTA_BYTES, MAX_SEND_RATE } from './schema.js';
+import { sortOf } from '../sort.schema.js';
 import type { AccountChanges, AccountRepository, AccountRow } from './account.repository.js';
 import { SEND_RATE_FIELDS } from '../../shared/send-rate.js';
 import type { SendRateField } from '../../shared/send-rate.js';
@@ -112,14 +113,15 @@ export class AccountService {
     }
   }
 
-  async list(filter: { domain?: string; q?: string }, page: Page): Promise<Paged<AccountView>> {
+  async list(filter: { domain?: string; q?: string }, page: Page, sort?: string): Promise<Paged<AccountView>> {
+    const order = sortOf(sort, ACCOUNT_SORT);
     const q = filter.q?.trim().toLowerCase();
     if (q !== undefined && !/^[a-z0-9.@_+=-]{0,254}$/.test(q)) {
       const message = 'letters, digits and . @ _ + = - only (part of an address)';
       throw new AppError('validation', `q: ${message}`, { errors: [{ path: 'querystring.q', message }] });
     }
     const domainId = filter.domain === undefined ? undefined : (await this.domains.resolve(filter.domain)).id;
-    const { rows, total } = await this.repo.list({ ...(domainId === undefined ? {} : { domainId }), ...(q ? { contains: q } : {}) }, page);
+    const { rows, total } = await this.repo.list({ ...(domainId === undefined ? {} : { domainId }), ...(q ? { contains: q } : {}) }, page, order);
     return { items: rows.map(presentAccount), total, ...page };
   }
 

@@ -166,6 +166,30 @@ for (const dialect of DIALECTS) {
       expect((await api('GET', '/accounts/alice@example.org/app-passwords')).body).toEqual([]);
     });
 
+    it.skipIf(!available)('aliases: q finds the aliases whose source or a destination contains a text (a literal _), with the domain filter, paged and counted; a bad q is 422 naming it', async () => {
+      expect((await api('POST', '/domains', { name: 'other.net' })).status).toBe(201);
+      for (const [source, destinations] of [['sales@example.org', ['bob_x@far.net']], ['info@example.org', ['carol@example.org', 'team@far.net']], ['post@other.net', ['info@example.org']]] as const) {
+        expect((await api('POST', '/aliases', { source, destinations })).status, source).toBe(201);
+      }
+      const sources = (r: { body: Json }) => (r.body.items as { source: string }[]).map((a) => a.source).sort();
+      expect(sources(await api('GET', '/aliases?q=FAR.net'))).toEqual(['info@example.org', 'sales@example.org']);
+      // The source or a destination: info@example.org is the first's source and the third's destination.
+      expect(sources(await api('GET', '/aliases?q=info@'))).toEqual(['info@example.org', 'post@other.net']);
+      expect(sources(await api('GET', '/aliases?q=b_x'))).toEqual(['sales@example.org']);
+      // _ is itself, not "any character" (which would find ex, es … everywhere).
+      expect((await api('GET', '/aliases?q=e_')).body).toMatchObject({ total: 0 });
+      expect(sources(await api('GET', '/aliases?q=info@&domain=other.net'))).toEqual(['post@other.net']);
+      const paged = await api('GET', '/aliases?q=example.org&limit=1&offset=1');
+      expect(paged.body).toMatchObject({ total: 3, limit: 1, offset: 1 });
+      expect((await api('GET', '/aliases?q=nobody-here')).body).toMatchObject({ total: 0, items: [] });
+      expect((await api('GET', '/aliases?q=')).body).toMatchObject({ total: 3 });
+      for (const q of ['a b', '%', 'x%25']) {
+        const bad = await api('GET', `/aliases?q=${encodeURIComponent(q)}`);
+        expect(bad.status, q).toBe(422);
+        expect(bad.body.errors, q).toEqual([{ path: 'querystring.q', message: expect.stringMatching(/part of an address/) }]);
+      }
+    });
+
     it.skipIf(!available)('aliases: create, catch-all, duplicates, unknown domain, delete', async () => {
       await addAlice();
       const a = await api('POST', '/aliases', { source: 'Info@Example.org', destinations: ['alice@example.org', 'ext@elsewhere.net'] });

@@ -4,7 +4,7 @@ import type { Limits, SendRateField } from '../../shared/send-rate.js';
 import { normalizeAddress } from '../../shared/mail-names.js';
 import type { Page } from '../../shared/paging.js';
 import { CliError, output } from '../../shared/terminal/output.js';
-import { byteSize, confirm, formatBytes, pageNote, pageOf, pagingOptions, readNewPassword, table, wholeNumber, yesNo } from '../../shared/terminal/options.js';
+import { byteSize, confirm, formatBytes, pageNote, pageOf, pagingOptions, readNewPassword, sortOption, table, wholeNumber, yesNo } from '../../shared/terminal/options.js';
 import { commandGroup, readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { DomainLookup } from '../domains/index.js';
@@ -12,6 +12,7 @@ import type { AccountService } from './account.service.js';
 import { MAX_SEND_RATE } from '../../shared/send-rate.js';
 import { MAX_QUOTA_BYTES } from './quota.js';
 import type { AccountPatch, AccountView } from './schema.js';
+import { ACCOUNT_SORT } from './schema.js';
 
 /** A quota for people: 0 is no quota. */
 const quota = (n: number): string => (n === 0 ? 'none' : formatBytes(n));
@@ -92,11 +93,11 @@ export function accountCommands(program: Command, run: Run<Deps>): void {
       output(opts.json, account, () => `Account ${account.address} added (id ${account.id}${account.active ? '' : ', inactive'}).`);
     });
 
-  pagingOptions(accounts.command('list').description('list the mailboxes, by address'))
+  sortOption(pagingOptions(accounts.command('list').description('list the mailboxes, by address')), ACCOUNT_SORT, 'address')
     .option('--domain <domain>', 'only the accounts of this domain (name or id)')
     .option('--json', 'print the page as JSON ({ items, total, limit, offset })')
-    .action(async (opts: Page & { domain?: string; json?: boolean }) => {
-      const page = await run((m) => m.service.list(opts.domain === undefined ? {} : { domain: opts.domain }, pageOf(opts)));
+    .action(async (opts: Page & { domain?: string; json?: boolean; sort?: string }) => {
+      const page = await run((m) => m.service.list(opts.domain === undefined ? {} : { domain: opts.domain }, pageOf(opts), opts.sort));
       output(opts.json, page, () =>
         page.total === 0
           ? 'No accounts. Add one with: mailsvc accounts add alice@example.org'

@@ -5,7 +5,7 @@ import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { AdminHooks, RouteErrors } from '../route-types.js';
 import { PagedOf, PageQuery, pageOf } from '../paging.schema.js';
 import type { AccountService } from './account.service.js';
-import { AccountCreateBody, AccountParam, AccountPatchBody, AccountSchema } from './schema.js';
+import { AccountCreateBody, AccountParam, AccountPatchBody, AccountSchema, AccountSortQuery } from './schema.js';
 
 
 export function accountRoutes(app: FastifyInstance, accounts: AccountService, hooks: AdminHooks, errors: RouteErrors): void {
@@ -25,11 +25,11 @@ export function accountRoutes(app: FastifyInstance, accounts: AccountService, ho
     onRequest,
     config,
     schema: {
-      tags, security, description: 'Pages through the accounts by address, optionally of one domain; `q` keeps the addresses that contain it (case-insensitive), `total` counts those.', summary: 'List accounts, optionally of one domain or whose address contains a text',
-      querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })), q: Type.Optional(Type.String({ maxLength: 254, description: 'part of an address: letters, digits, . @ _ + = -' })) }),
+      tags, security, description: 'Pages through the accounts by address (or the order `sort` names), optionally of one domain; `q` keeps the addresses that contain it (case-insensitive), `total` counts those.', summary: 'List accounts, optionally of one domain or whose address contains a text',
+      querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })), q: Type.Optional(Type.String({ maxLength: 254, description: 'part of an address: letters, digits, . @ _ + = -' })), sort: AccountSortQuery }),
       response: { 200: PagedOf(AccountSchema, 'AccountPage'), ...errors(400, 401, 403, 404, 422) },
     },
-    handler: (req) => accounts.list({ ...(req.query.domain === undefined ? {} : { domain: req.query.domain }), ...(req.query.q === undefined ? {} : { q: req.query.q }) }, pageOf(req.query)),
+    handler: (req) => accounts.list({ ...(req.query.domain === undefined ? {} : { domain: req.query.domain }), ...(req.query.q === undefined ? {} : { q: req.query.q }) }, pageOf(req.query), req.query.sort),
   });
   r.get('/accounts/:id', {
     onRequest,

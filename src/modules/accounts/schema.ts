@@ -4,6 +4,7 @@ import { MAX_SEND_RATE, SEND_RATE_FIELDS } from '../../shared/send-rate.js';
 import type { SendRateField } from '../../shared/send-rate.js';
 
 import { MAX_QUOTA_BYTES } from './quota.js';
+import { SortQuery } from '../sort.schema.js';
 
 export { MAX_QUOTA_BYTES, MAX_SEND_RATE };
 
@@ -44,3 +45,8 @@ export const AccountPatchBody = Type.Object({ password: Type.Optional(Password),
 export const AccountParam = Type.Object({ id: Type.String({ maxLength: 320, description: 'id or address' }) });
 export type AccountInput = Static<typeof AccountCreateBody>;
 export type AccountPatch = Static<typeof AccountPatchBody>;
+
+/** What `GET /accounts?sort=` orders by (ties by address). */
+export const ACCOUNT_SORT = ['address', 'display_name', 'quota_bytes', 'active', 'created_at'] as const;
+export type AccountSortField = (typeof ACCOUNT_SORT)[number];
+export const AccountSortQuery = SortQuery(ACCOUNT_SORT, 'by address');

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { AliasTable } from './tables.js';
 import { AppError, badRequest } from '../../shared/errors.js';
@@ -11,8 +12,13 @@ import type { RoutingGuard } from '../routing/index.js';
 type AliasRow = Omit<AliasTable, 'id'> & { id: number };
 export type { AliasView } from './schema.js';
 import type { AliasView } from './schema.js';
+import { ALIAS_SORT } from './schema.js';
+import { direction, sortOf } from '../sort.schema.js';
 
 const MAX_DESTINATIONS = 100;
+
+/** The column each sort field orders by. */
+const SORT_COLUMN = { source: 'l.source', domain: 'd.name', active: 'l.active', created_at: 'l.created_at' } as const;
 
 const present = (r: AliasRow & { domain: string }): AliasView => ({
   id: r.id,
@@ -66,7 +72,17 @@ export class AliasService {
     return this.get(source);
   }
 
-  async list(filter: { domain?: string }, page: Page): Promise<Paged<AliasView>> {
+  /**
+   * A page by source, or by `sort` with the source breaking ties (sources are unique, so pages never
+   * overlap); `q`: only the aliases whose source or a destination contains it (a literal: % and _ match themselves).
+   */
+  async list(filter: { domain?: string | undefined; q?: string | undefined }, page: Page, sort?: string): Promise<Paged<AliasView>> {
+    const order = sortOf(sort, ALIAS_SORT);
+    const text = filter.q?.trim().toLowerCase();
+    if (text !== undefined && !/^[a-z0-9.@_+=-]{0,320}$/.test(text)) {
+      const message = 'letters, digits and . @ _ + = - only (part of an address)';
+      throw new AppError('validation', `q: ${message}`, { errors: [{ path: 'querystring.q', message }] });
+    }
     const domainId = filter.domain === undefined ? undefined : (await this.domains.resolve(filter.domain)).id;
     let q = this.query();
     let c = this.db.selectFrom('aliases as l');
@@ -74,7 +90,19 @@ export class AliasService {
       q = q.where('l.domain_id', '=', domainId);
       c = c.where('l.domain_id', '=', domainId);
     }
-    const rows = await q.orderBy('l.source').limit(page.limit).offset(page.offset).execute();
+    if (text) {
+      // ESCAPE '!' the same way on SQLite (no default escape), PostgreSQL and MariaDB.
+      const pattern = `%${text.replace(/[!%_]/g, (ch) => `!${ch}`)}%`;
+      const holds = sql<boolean>`(l.source like ${pattern} escape '!' or l.destination like ${pattern} escape '!')`;
+      q = q.where(holds);
+      c = c.where(holds);
+    }
+    const rows = await q
+      .$call((r) => (order && order.field !== 'source' ? r.orderBy(SORT_COLUMN[order.field], direction(order)) : r))
+      .orderBy('l.source', order?.field === 'source' ? direction(order) : 'asc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
     const total = await c.select((e) => e.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     return { items: rows.map(present), total: Number(total.n), ...page };
   }

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import type { Page } from '../../shared/paging.js';
 import { output } from '../../shared/terminal/output.js';
-import { pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
+import { pageNote, pageOf, pagingOptions, sortOption, table } from '../../shared/terminal/options.js';
 import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { AliasService } from './alias.service.js';
+import { ALIAS_SORT } from './schema.js';
 
 /** `mailsvc aliases add|list|delete`: addresses (or @domain catch-alls) that forward. */
 export function aliasCommands(program: Command, run: Run<{ service: AliasService }>): void {
@@ -22,14 +23,15 @@ export function aliasCommands(program: Command, run: Run<{ service: AliasService
       output(opts.json, alias, () => `Alias ${alias.source} → ${alias.destinations.join(', ')} added (id ${alias.id}).`);
     });
 
-  pagingOptions(aliases.command('list').description('list the aliases, by source'))
+  sortOption(pagingOptions(aliases.command('list').description('list the aliases, by source')), ALIAS_SORT, 'source')
     .option('--domain <domain>', 'only the aliases of this domain (name or id)')
+    .option('--search <text>', 'only the aliases whose source or a destination contains this text')
     .option('--json', 'print the page as JSON ({ items, total, limit, offset })')
-    .action(async (opts: Page & { domain?: string; json?: boolean }) => {
-      const page = await run((m) => m.service.list(opts.domain === undefined ? {} : { domain: opts.domain }, pageOf(opts)));
+    .action(async (opts: Page & { domain?: string; search?: string; json?: boolean; sort?: string }) => {
+      const page = await run((m) => m.service.list({ domain: opts.domain, q: opts.search }, pageOf(opts), opts.sort));
       output(opts.json, page, () =>
         page.total === 0
-          ? 'No aliases. Add one with: mailsvc aliases add info@example.org alice@example.org'
+          ? opts.search !== undefined ? `No alias source or destination contains "${opts.search}". Try a shorter part, or mailsvc aliases list without --search` : 'No aliases. Add one with: mailsvc aliases add info@example.org alice@example.org'
           : table(
               ['source', 'destinations', 'id', 'active'],
               page.items.map((a) => [a.source, a.destinations.join(', '), String(a.id), a.active ? 'yes' : 'no']),

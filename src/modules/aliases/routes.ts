@@ -5,7 +5,7 @@ import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { AdminHooks, RouteErrors } from '../route-types.js';
 import { PagedOf, PageQuery, pageOf } from '../paging.schema.js';
 import type { AliasService } from './alias.service.js';
-import { AliasParam as Param, AliasSchema } from './schema.js';
+import { AliasParam as Param, AliasSchema, AliasSortQuery } from './schema.js';
 
 
 export function aliasRoutes(app: FastifyInstance, aliases: AliasService, hooks: AdminHooks, errors: RouteErrors): void {
@@ -27,8 +27,8 @@ export function aliasRoutes(app: FastifyInstance, aliases: AliasService, hooks: 
   r.get('/aliases', {
     onRequest,
     config,
-    schema: { tags, security, description: 'Pages through the aliases by source, optionally of one domain.', summary: 'List aliases', querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })) }), response: { 200: PagedOf(AliasSchema, 'AliasPage'), ...errors(400, 401, 403, 404, 422) } },
-    handler: (req) => aliases.list(req.query.domain === undefined ? {} : { domain: req.query.domain }, pageOf(req.query)),
+    schema: { tags, security, description: 'Pages through the aliases by source (or the order `sort` names), optionally of one domain; `q` keeps the aliases whose source or a destination contains it (case-insensitive), `total` counts those.', summary: 'List aliases, optionally of one domain or whose source or destination contains a text', querystring: Type.Object({ ...PageQuery, domain: Type.Optional(Type.String({ maxLength: 253 })), q: Type.Optional(Type.String({ maxLength: 320, description: 'part of the source or of a destination address: letters, digits, . @ _ + = -' })), sort: AliasSortQuery }), response: { 200: PagedOf(AliasSchema, 'AliasPage'), ...errors(400, 401, 403, 404, 422) } },
+    handler: (req) => aliases.list({ domain: req.query.domain, q: req.query.q }, pageOf(req.query), req.query.sort),
   });
   r.get('/aliases/:alias', {
     onRequest,

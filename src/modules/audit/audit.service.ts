@@ -4,6 +4,8 @@ import { badRequest } from '../../shared/errors.js';
 import type { Page } from '../../shared/paging.js';
 import type { AuditRepository, AuditRow } from './audit.repository.js';
 import type { AuditEntry, AuditFilter, AuditPage, AuditRecord, AuditSummary } from './schema.js';
+import { AUDIT_SORT } from './schema.js';
+import { sortOf } from '../sort.schema.js';
 
 const DAY_MS = 86_400_000;
 /** Retention runs on a write at most this often; `audit prune` runs it at once. */
@@ -69,8 +71,9 @@ export class AuditService {
     return true;
   }
 
-  async list(filter: AuditFilter, page: Page): Promise<AuditPage> {
-    const { rows, total } = await this.repo.list(filter, page);
+  /** A page newest first, or in the order `sort` names (`at` / `-at`, or a field with the newest first among equals). */
+  async list(filter: AuditFilter, page: Page, sort?: string): Promise<AuditPage> {
+    const { rows, total } = await this.repo.list(filter, page, sortOf(sort, AUDIT_SORT));
     return { items: rows.map(present), total, limit: page.limit, offset: page.offset };
   }
 

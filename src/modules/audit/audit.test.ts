@@ -55,12 +55,16 @@ for (const dialect of DIALECTS) {
     it.skipIf(!available)('filters by action, target and time (from inclusive, to exclusive) and pages', async () => {
       const audit = make();
       for (let i = 0; i < 7; i++) {
-        await audit.record(rec({ action: i % 2 === 0 ? 'POST /domains' : 'DELETE /domains/:domain', target: `d${i}.org` }));
+        await audit.record(rec({ action: i % 2 === 0 ? 'POST /domains' : 'DELETE /domains/:domain', target: `d${i}.org`, actor: i < 2 ? 'root' : 'admin' }));
         clock.advance(60_000);
       }
       const t0 = Date.parse('2026-06-01T12:00:00Z');
       expect((await audit.list({ action: 'DELETE /domains/:domain' }, { limit: 50, offset: 0 })).items.map((e) => e.target)).toEqual(['d5.org', 'd3.org', 'd1.org']);
       expect((await audit.list({ target: 'd4.org' }, { limit: 50, offset: 0 })).total).toBe(1);
+      // Who made the change, exactly (and with the other filters).
+      expect((await audit.list({ actor: 'root' }, { limit: 50, offset: 0 })).items.map((e) => e.target)).toEqual(['d1.org', 'd0.org']);
+      expect((await audit.list({ actor: 'root', action: 'POST /domains' }, { limit: 50, offset: 0 })).items.map((e) => e.target)).toEqual(['d0.org']);
+      expect((await audit.list({ actor: 'roo' }, { limit: 50, offset: 0 })).total).toBe(0);
       const window = await audit.list({ from: t0 + 2 * 60_000, to: t0 + 5 * 60_000 }, { limit: 50, offset: 0 });
       expect(window.items.map((e) => e.target)).toEqual(['d4.org', 'd3.org', 'd2.org']);
       const p2 = await audit.list({}, { limit: 3, offset: 3 });

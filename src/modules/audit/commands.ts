@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { notAudited, readOnly } from '../command-types.js';
-import { wholeNumber } from '../../shared/terminal/options.js';
+import { sortOption, wholeNumber } from '../../shared/terminal/options.js';
 import type { Command, CommanderError } from 'commander';
 import { AppError } from '../../shared/errors.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../shared/paging.js';
@@ -8,6 +8,7 @@ import type { AuditService } from './audit.service.js';
 import { parseIsoTime } from '../../shared/iso-time.js';
 import { escapeControl } from '../../shared/terminal/output.js';
 import type { AuditEntry } from './schema.js';
+import { AUDIT_SORT } from './schema.js';
 import { parseSpan } from '../../shared/time-span.js';
 
 /** Opens the audit service for one command and closes what it opened. */
@@ -50,18 +51,17 @@ function usageErrorsAsBadInput(cmd: Command, path: string): void {
 /** `mailsvc audit list|prune`. */
 export function auditCommands(program: Command, open: OpenAudit): void {
   const audit = program.command('audit').description('the audit log of every change made through the API or this CLI');
-  audit
-    .command('list')
-    .description('list audit records, newest first')
+  sortOption(audit.command('list').description('list audit records, newest first'), AUDIT_SORT, 'newest first (-at)')
     .option('--action <action>', 'only this action, e.g. "DELETE /domains/:domain" or "cli: domains delete"')
     .option('--target <target>', 'only this target, e.g. example.org')
+    .option('--actor <who>', 'only what this admin (or host user) did, e.g. admin')
     .option('--since <when>', 'only records from this time on: ISO 8601 or a span such as 24h, 7d', sinceOption(Date.now))
     .option('--limit <n>', `how many to show (1 to ${MAX_LIMIT})`, wholeNumber(1, MAX_LIMIT), DEFAULT_LIMIT)
     .option('--offset <n>', 'how many to skip', wholeNumber(0, Number.MAX_SAFE_INTEGER), 0)
     .option('--json', 'print the records as one JSON array')
-    .action(async (opts: { action?: string; target?: string; since?: number; limit: number; offset: number; json?: boolean }) => {
-      const filter = { ...(opts.action === undefined ? {} : { action: opts.action }), ...(opts.target === undefined ? {} : { target: opts.target }), ...(opts.since === undefined ? {} : { from: opts.since }) };
-      const page = await open((a) => a.list(filter, { limit: opts.limit, offset: opts.offset }));
+    .action(async (opts: { action?: string; target?: string; actor?: string; since?: number; limit: number; offset: number; json?: boolean; sort?: string }) => {
+      const filter = { action: opts.action, target: opts.target, actor: opts.actor, from: opts.since };
+      const page = await open((a) => a.list(filter, { limit: opts.limit, offset: opts.offset }, opts.sort));
       process.stdout.write((opts.json ? JSON.stringify(page.items, null, 2) : escapeControl(render(page.items, page.total, page.offset))) + '\n');
     });
   audit

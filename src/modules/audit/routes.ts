@@ -14,15 +14,16 @@ export function auditRoutes(app: FastifyInstance, audit: AuditService, hooks: Ad
     schema: {
       tags: ['audit'],
       security,
-      description: 'Pages through the audit log of state-changing calls (HTTP and CLI), newest first. Filters: action, target, and a time window. Secrets never appear in it.',
-      summary: 'The audit log, newest first, filtered by action, target and time (from inclusive, to exclusive)',
+      description: 'Pages through the audit log of state-changing calls (HTTP and CLI), newest first unless `sort` names another order. Filters: action, target, actor (each exact), and a time window. Secrets never appear in it.',
+      summary: 'The audit log, newest first, filtered by action, target, actor and time (from inclusive, to exclusive)',
       querystring: AuditQuery,
       response: { 200: AuditPageSchema, ...errors(400, 401, 403, 422) },
     },
     handler: (req) =>
       audit.list(
-        { action: req.query.action, target: req.query.target, from: parseTime(req.query.from, 'from'), to: parseTime(req.query.to, 'to') },
+        { action: req.query.action, target: req.query.target, actor: req.query.actor, from: parseTime(req.query.from, 'from'), to: parseTime(req.query.to, 'to') },
         pageOf(req.query),
+        req.query.sort,
       ),
   });
 }

@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { PageQuery, PagedOf } from '../paging.schema.js';
+import { SortQuery } from '../sort.schema.js';
+import type { Sort } from '../sort.schema.js';
 
 const Scalar = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
 
@@ -26,10 +28,17 @@ export type AuditPage = Static<typeof AuditPageSchema>;
 
 const IsoTime = Type.String({ format: 'date-time', maxLength: 40, description: 'ISO 8601 time, e.g. 2026-01-31T00:00:00Z' });
 
+/** What `GET /admin/audit?sort=` orders by (ties newest first). */
+export const AUDIT_SORT = ['at', 'action', 'actor', 'source', 'result'] as const;
+export type AuditSortField = (typeof AUDIT_SORT)[number];
+export type AuditSort = Sort<AuditSortField>;
+
 export const AuditQuery = Type.Object({
   ...PageQuery,
+  sort: SortQuery(AUDIT_SORT, 'newest first (-at)'),
   action: Type.Optional(Type.String({ maxLength: 255, description: 'exact action' })),
   target: Type.Optional(Type.String({ maxLength: 512, description: 'exact target' })),
+  actor: Type.Optional(Type.String({ maxLength: 255, description: 'exact actor: the admin username, or the OS user of a host command' })),
   from: Type.Optional(IsoTime),
   to: Type.Optional(IsoTime),
 });
@@ -47,4 +56,4 @@ export type AuditRecord = {
 };
 
 /** Filters of a listing; times in epoch milliseconds, `to` exclusive. */
-export type AuditFilter = { action?: string; target?: string; from?: number; to?: number };
+export type AuditFilter = { action?: string | undefined; target?: string | undefined; actor?: string | undefined; from?: number | undefined; to?: number | undefined };

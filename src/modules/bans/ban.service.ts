@@ -8,10 +8,18 @@ import type { BanRepository } from './ban.repository.js';
 import { whyRefused } from './ban-guard.js';
 import type { Protected } from './ban-guard.js';
 import type { BanView } from './schema.js';
+import { BAN_SORT } from './schema.js';
+import type { BanSortField } from './schema.js';
+import { sortOf } from '../sort.schema.js';
+import type { Sort } from '../sort.schema.js';
+
+/** What a listing keeps: addresses containing `q`, bans held by `jail` (empty: everything). */
+export type BanFilter = { q?: string | undefined; jail?: string | undefined };
 
 /** Who asks: their subject for the record, and the address they call from (null when local). */
 export type BanCaller = { subject: string; address: string | null };
 
+const invalidQuery = (field: string, message: string): AppError => new AppError('validation', `${field}: ${message}`, { errors: [{ path: `querystring.${field}`, message }] });
 const invalid = (field: string, message: string): AppError => new AppError('validation', `${field}: ${message}`, { errors: [{ path: field, message }] });
 
 /** The widest networks a manual ban may name. */
@@ -33,6 +41,21 @@ function byAddress(a: BanView, b: BanView): number {
   return y.bits - x.bits;
 }
 
+/** A time for ordering: null (unknown, or never ends) after every known one. */
+const timeOf = (iso: string | null): number => (iso === null ? Infinity : Date.parse(iso));
+
+/** The order `sort` asks for, the address breaking ties (one entry per address, so pages never overlap). */
+function bySort(sort: Sort<BanSortField>): (a: BanView, b: BanView) => number {
+  const sign = sort.desc ? -1 : 1;
+  if (sort.field === 'ip') return (a, b) => sign * byAddress(a, b);
+  const field = sort.field;
+  return (a, b) => {
+    const x = timeOf(a[field]);
+    const y = timeOf(b[field]);
+    return x === y ? byAddress(a, b) : sign * (x < y ? -1 : 1);
+  };
+}
+
 export class BanService {
   constructor(
     private readonly f2b: Pick<Fail2banClient, 'jails' | 'bans' | 'ignoreIp' | 'bannedIn' | 'ban' | 'unban'>,
@@ -41,8 +64,17 @@ export class BanService {
     private readonly protect: { trustedProxies: readonly string[]; host: () => Protected[] },
   ) {}
 
-  /** Every banned address, one entry merging all the jails that hold it, sorted by address. */
-  async listAll(): Promise<BanView[]> {
+  /**
+   * Every banned address, one entry merging all the jails that hold it, by
+   * address or as `sort` says. fail2ban keeps the bans, not the database, so
+   * they are ordered here.
+   */
+  async listAll(sort?: string, filter: BanFilter = {}): Promise<BanView[]> {
+    const order = sortOf(sort, BAN_SORT);
+    const q = filter.q?.trim().toLowerCase();
+    if (q !== undefined && !/^[0-9a-f.:/]{0,64}$/.test(q)) throw invalidQuery('q', 'hex digits, dots, colons and / only (part of an address or network)');
+    const jail = filter.jail?.trim();
+    if (jail !== undefined && jail !== '' && !/^[A-Za-z0-9_.@-]{1,64}$/.test(jail)) throw invalidQuery('jail', 'a jail name: letters, digits and . _ - @ only');
     const jails = await this.f2b.jails();
     const merged = new Map<string, { jails: string[]; bans: JailBan[] }>();
     for (const jail of jails) {
@@ -56,6 +88,8 @@ export class BanService {
     }
     const reasons = new Map((await this.repo.all()).map((r) => [r.ip, r]));
     return [...merged.entries()]
+      // Every jail is read even for one: an entry still names all the jails that hold it.
+      .filter(([ip, e]) => (!q || ip.includes(q)) && (!jail || e.jails.includes(jail)))
       .map(([ip, e]): BanView => {
         const starts = e.bans.map((b) => b.bannedAt?.getTime() ?? null);
         const ends = e.bans.map((b) => (b.bannedAt !== null && b.expiresAt === null ? Infinity : (b.expiresAt?.getTime() ?? null)));
@@ -71,11 +105,12 @@ export class BanService {
           expires_at: end === null ? null : new Date(end).toISOString(),
         };
       })
-      .sort(byAddress);
+      .sort(order ? bySort(order) : byAddress);
   }
 
-  async list(page: Page): Promise<{ items: BanView[]; total: number; limit: number; offset: number }> {
-    const all = await this.listAll();
+  /** A page of the bans; `q`: the addresses containing it (case-insensitive), `jail`: the bans that jail holds. */
+  async list(page: Page, filter: BanFilter = {}, sort?: string): Promise<{ items: BanView[]; total: number; limit: number; offset: number }> {
+    const all = await this.listAll(sort, filter);
     return { items: all.slice(page.offset, page.offset + page.limit), total: all.length, ...page };
   }
 

@@ -61,6 +61,69 @@ for (const dialect of DIALECTS) {
       expect(items[2]).toMatchObject({ jails: ['dovecot', 'sshd'], reason: 'spam run' });
     });
 
+    it.skipIf(!available)('sort: by address both ways, by the ban times (ties by address), pages stably; an unknown sort is 422', async () => {
+      type Ban = { ip: string; banned_at: string | null; expires_at: string | null };
+      const list = async (query: string): Promise<Ban[]> => {
+        const r = await api('GET', `/admin/bans${query}`);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        return r.body.items as Ban[];
+      };
+      const ips = async (query: string) => (await list(query)).map((b) => b.ip);
+      // A ban a second after every other one, so that it is the latest.
+      const latest = Math.max(...(await list('')).map((b) => Date.parse(String(b.banned_at))));
+      await expect.poll(() => Date.now(), { timeout: 5000, interval: 100 }).toBeGreaterThan(latest + 1000);
+      await f2b.client('set', 'dovecot', 'banip', '198.51.100.99');
+      try {
+        expect(await ips('')).toEqual(['198.51.100.7', '198.51.100.99', '203.0.113.5', '2001:db8:1::/64']);
+        expect(await ips('?sort=ip')).toEqual(['198.51.100.7', '198.51.100.99', '203.0.113.5', '2001:db8:1::/64']);
+        expect(await ips('?sort=-ip')).toEqual(['2001:db8:1::/64', '203.0.113.5', '198.51.100.99', '198.51.100.7']);
+        const all = await list('');
+        const order = all.map((b) => b.ip);
+        const time = (b: Ban, k: 'banned_at' | 'expires_at') => (b[k] === null ? Infinity : Date.parse(String(b[k])));
+        for (const k of ['banned_at', 'expires_at'] as const) {
+          const asc = [...all].sort((a, b) => (time(a, k) === time(b, k) ? order.indexOf(a.ip) - order.indexOf(b.ip) : time(a, k) < time(b, k) ? -1 : 1)).map((b) => b.ip);
+          const desc = [...all].sort((a, b) => (time(a, k) === time(b, k) ? order.indexOf(a.ip) - order.indexOf(b.ip) : time(a, k) > time(b, k) ? -1 : 1)).map((b) => b.ip);
+          expect(await ips(`?sort=${k}`), k).toEqual(asc);
+          expect(await ips(`?sort=-${k}`), k).toEqual(desc);
+        }
+        expect((await ips('?sort=-banned_at'))[0]).toBe('198.51.100.99');
+        expect((await ips('?sort=banned_at')).at(-1)).toBe('198.51.100.99');
+        const walked: string[] = [];
+        for (let offset = 0; offset < 4; offset += 1) walked.push(...(await ips(`?sort=-banned_at&limit=1&offset=${offset}`)));
+        expect(walked).toEqual(await ips('?sort=-banned_at'));
+        for (const sort of ['reason', 'nope', '--ip']) {
+          const bad = await api('GET', `/admin/bans?sort=${sort}`);
+          expect(bad.status, sort).toBe(422);
+          expect(bad.body.errors).toEqual([{ path: 'querystring.sort', message: 'must be one of ip, -ip, banned_at, -banned_at, expires_at, -expires_at' }]);
+        }
+      } finally {
+        await f2b.client('set', 'dovecot', 'unbanip', '198.51.100.99');
+      }
+    });
+
+    it.skipIf(!available)('q keeps the addresses containing a text, jail the bans one jail holds (every jail still named); bad values are 422 naming them', async () => {
+      const ips = async (query: string) => {
+        const r = await api('GET', `/admin/bans${query}`);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        return r.body as { items: { ip: string; jails: string[] }[]; total: number };
+      };
+      expect((await ips('?q=203.0')).items.map((b) => b.ip)).toEqual(['203.0.113.5']);
+      expect((await ips('?q=DB8')).items.map((b) => b.ip)).toEqual(['2001:db8:1::/64']);
+      expect((await ips('?q=1')).total).toBe(3);
+      const sshd = await ips('?jail=sshd');
+      expect(sshd.items.map((b) => b.ip)).toEqual(['198.51.100.7', '203.0.113.5', '2001:db8:1::/64']);
+      const dovecot = await ips('?jail=dovecot&sort=-ip');
+      expect(dovecot.items).toMatchObject([{ ip: '2001:db8:1::/64', jails: ['dovecot', 'sshd'] }, { ip: '203.0.113.5', jails: ['dovecot', 'sshd'] }]);
+      expect(dovecot.total).toBe(2);
+      expect(await ips('?jail=dovecot&q=198.51')).toMatchObject({ total: 0, items: [] });
+      expect((await ips('?jail=postfix')).total).toBe(0);
+      for (const [query, field] of [['q=203.0.113.5%25', 'q'], ['q=g', 'q'], ['jail=ss%20hd', 'jail'], ['jail=a%3Bb', 'jail']] as const) {
+        const bad = await api('GET', `/admin/bans?${query}`);
+        expect(bad.status, query).toBe(422);
+        expect(bad.body.errors, query).toEqual([{ path: `querystring.${field}`, message: expect.any(String) }]);
+      }
+    });
+
     it.skipIf(!available)('bad input is 422 naming the field, and nothing is banned', async () => {
       const cases: [unknown, string][] = [
         [{ ip: '203.0.112.0/23', reason: 'x' }, 'ip'],

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import { output } from '../../shared/terminal/output.js';
-import { table } from '../../shared/terminal/options.js';
+import { sortOption, table } from '../../shared/terminal/options.js';
 import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { BanService } from './ban.service.js';
 import { sshCaller } from '../../shared/ssh-caller.js';
 import type { BanView } from './schema.js';
+import { BAN_SORT } from './schema.js';
 
 const when = (iso: string | null): string => (iso === null ? '-' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z'));
 
@@ -16,15 +17,15 @@ const describe = (b: BanView): string =>
 export function banCommands(program: Command, run: Run<{ service: BanService }>): void {
   const bans = program.command('bans').description("addresses fail2ban bans (every jail), and manual bans");
 
-  bans
-    .command('list')
-    .description('list banned addresses, one line per address with every jail that holds it')
+  sortOption(bans.command('list').description('list banned addresses, one line per address with every jail that holds it'), BAN_SORT, 'address (IPv4 first)')
+    .option('--search <text>', 'only the addresses that contain this text')
+    .option('--jail <name>', 'only the bans this jail holds')
     .option('--json', 'print the bans as a JSON array')
-    .action(async (opts: { json?: boolean }) => {
-      const all = await run((m) => m.service.listAll());
+    .action(async (opts: { json?: boolean; sort?: string; search?: string; jail?: string }) => {
+      const all = await run((m) => m.service.listAll(opts.sort, { q: opts.search, jail: opts.jail }));
       output(opts.json, all, () =>
         all.length === 0
-          ? 'No address is banned.'
+          ? opts.search !== undefined || opts.jail !== undefined ? 'No ban matches. Try mailsvc bans list without --search or --jail' : 'No address is banned.'
           : table(['ip', 'jails', 'reason', 'since', 'expires'], all.map((b) => [b.ip, b.jails.join(','), b.reason ?? '-', when(b.banned_at), when(b.expires_at)])),
       );
     });

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { AdminHooks, RouteErrors } from '../route-types.js';
 import { PagedOf, PageQuery, pageOf } from '../paging.schema.js';
-import { BanBody, BanParam, BanSchema } from './schema.js';
+import { BanBody, BanParam, BanSchema, BanSortQuery } from './schema.js';
 import type { BanService } from './ban.service.js';
 
 export function banRoutes(app: FastifyInstance, bans: BanService, hooks: AdminHooks, errors: RouteErrors): void {
@@ -15,10 +15,15 @@ export function banRoutes(app: FastifyInstance, bans: BanService, hooks: AdminHo
     config: { scope: 'bans' },
     schema: {
       tags, security, summary: 'Banned addresses: one entry per address, merging every fail2ban jail that holds it',
-      description: 'Read from every active jail (fail2ban-client status, then each jail with its ban times); the reason is the one given to mailsvc, null for bans fail2ban made itself.',
-      querystring: Type.Object(PageQuery), response: { 200: PagedOf(BanSchema, 'BanPage'), ...errors(400, 401, 403, 422, 502, 503) },
+      description: 'Read from every active jail (fail2ban-client status, then each jail with its ban times); the reason is the one given to mailsvc, null for bans fail2ban made itself. `q` keeps the addresses that contain a text, `jail` the bans one jail holds (`total` counts those). By address (IPv4 first) unless `sort` names another order; an unknown time (null) sorts as the latest.',
+      querystring: Type.Object({
+        ...PageQuery,
+        q: Type.Optional(Type.String({ maxLength: 64, description: 'part of the address or network (hex digits, dots, colons, slash), case-insensitive' })),
+        jail: Type.Optional(Type.String({ maxLength: 64, description: 'only the bans this jail holds, e.g. sshd' })),
+        sort: BanSortQuery,
+      }), response: { 200: PagedOf(BanSchema, 'BanPage'), ...errors(400, 401, 403, 422, 502, 503) },
     },
-    handler: (req) => bans.list(pageOf(req.query)),
+    handler: (req) => bans.list(pageOf(req.query), { q: req.query.q, jail: req.query.jail }, req.query.sort),
   });
   r.post('/admin/bans', {
     onRequest: hooks.admin,

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
+import { SortQuery } from '../sort.schema.js';
 
 export const BanSchema = Type.Object(
   {
@@ -22,3 +23,8 @@ export const BanBody = Type.Object(
 );
 
 export const BanParam = Type.Object({ ip: Type.String({ minLength: 1, maxLength: 64 }) });
+
+/** What `GET /admin/bans?sort=` orders by (ties by address). */
+export const BAN_SORT = ['ip', 'banned_at', 'expires_at'] as const;
+export type BanSortField = (typeof BAN_SORT)[number];
+export const BanSortQuery = SortQuery(BAN_SORT, 'by address (IPv4 first)');

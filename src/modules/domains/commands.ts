@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import type { Page } from '../../shared/paging.js';
 import { output } from '../../shared/terminal/output.js';
-import { day, pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
+import { day, pageNote, pageOf, pagingOptions, sortOption, table } from '../../shared/terminal/options.js';
 import { readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import type { DomainView } from './schema.js';
+import { DOMAIN_SORT } from './schema.js';
 import type { DomainService } from './domain.service.js';
 
 const describeDomain = (d: DomainView): string =>
@@ -39,11 +40,11 @@ export function domainCommands(program: Command, run: Run<{ service: DomainServi
 
   const domains = program.command('domains').description('the domains this server receives mail for');
 
-  pagingOptions(domains.command('list').description('list the domains with their account and alias counts'))
+  sortOption(pagingOptions(domains.command('list').description('list the domains with their account and alias counts')), DOMAIN_SORT, 'name')
     .option('--search <text>', 'only the domains whose name contains this text')
     .option('--json', 'print the page as JSON ({ items, total, limit, offset })')
-    .action(async (opts: Page & { json?: boolean; search?: string }) => {
-      const page = await run((m) => m.service.list(pageOf(opts), { q: opts.search }));
+    .action(async (opts: Page & { json?: boolean; search?: string; sort?: string }) => {
+      const page = await run((m) => m.service.list(pageOf(opts), { q: opts.search }, opts.sort));
       output(opts.json, page, () =>
         page.total === 0
           ? opts.search ? `No domain name contains "${opts.search}". Try a shorter part, or mailsvc domains list without --search` : 'No domains yet. Add one with: mailsvc add domain example.org'

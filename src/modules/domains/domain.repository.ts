@@ -2,8 +2,14 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { DomainTable } from './tables.js';
 import type { Page } from '../../shared/paging.js';
+import { direction } from '../sort.schema.js';
+import type { Sort } from '../sort.schema.js';
+import type { DomainSortField } from './schema.js';
 
 export type DomainRow = Omit<DomainTable, 'id'> & { id: number };
+
+/** The column (or counted subquery, by its alias) each sort field orders by. */
+const SORT_COLUMN = { name: 'd.name', active: 'd.active', accounts: 'accounts', aliases: 'aliases', created_at: 'd.created_at' } as const;
 
 export class DomainRepository {
   constructor(private readonly db: Db) {}
@@ -21,8 +27,11 @@ export class DomainRepository {
     return this.db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  /** A page of the domains by name; with `contains`, only the names holding that text (a literal: % and _ match themselves). */
-  async list(page: Page, contains?: string): Promise<{ rows: (DomainRow & { accounts: number; aliases: number })[]; total: number }> {
+  /**
+   * A page of the domains by name, or by `sort` with the name breaking ties (names are unique, so
+   * pages never overlap); with `contains`, only the names holding that text (a literal: % and _ match themselves).
+   */
+  async list(page: Page, contains?: string, sort?: Sort<DomainSortField>): Promise<{ rows: (DomainRow & { accounts: number; aliases: number })[]; total: number }> {
     // ESCAPE '!' the same way on SQLite (no default escape), PostgreSQL and MariaDB.
     const pattern = contains ? `%${contains.replace(/[!%_]/g, (c) => `!${c}`)}%` : undefined;
     const rows = await this.db
@@ -33,7 +42,8 @@ export class DomainRepository {
         eb.selectFrom('accounts as a').whereRef('a.domain_id', '=', 'd.id').select((e) => e.fn.countAll<number>().as('n')).as('accounts'),
         eb.selectFrom('aliases as l').whereRef('l.domain_id', '=', 'd.id').select((e) => e.fn.countAll<number>().as('n')).as('aliases'),
       ])
-      .orderBy('d.name')
+      .$call((q) => (sort && sort.field !== 'name' ? q.orderBy(SORT_COLUMN[sort.field], direction(sort)) : q))
+      .orderBy('d.name', sort?.field === 'name' ? direction(sort) : 'asc')
       .limit(page.limit)
       .offset(page.offset)
       .execute();

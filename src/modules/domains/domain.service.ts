@@ -4,11 +4,13 @@ import { normalizeDomain } from '../../shared/mail-names.js';
 import { isUniqueViolation } from '../../shared/db-errors.js';
 import type { Page, Paged } from '../../shared/paging.js';
 import { beginDeletion } from '../deletion.js';
+import { sortOf } from '../sort.schema.js';
 import type { EventSource } from '../module-types.js';
 import type { DomainRepository, DomainRow } from './domain.repository.js';
 
 export type { DomainView } from './schema.js';
 import type { DomainView } from './schema.js';
+import { DOMAIN_SORT } from './schema.js';
 
 /**
  * Makes the first DKIM keys of a new domain (`add domain --generate-dkim`,
@@ -76,13 +78,14 @@ export class DomainService {
   }
 
   /** A page of the domains; `q`: only names containing it (case-insensitive, as names are stored in lowercase). */
-  async list(page: Page, filter: { q?: string | undefined } = {}): Promise<Paged<DomainView>> {
+  async list(page: Page, filter: { q?: string | undefined } = {}, sort?: string): Promise<Paged<DomainView>> {
+    const order = sortOf(sort, DOMAIN_SORT);
     const q = filter.q?.trim().toLowerCase();
     if (q !== undefined && !/^[a-z0-9.-]{0,253}$/.test(q)) {
       const message = 'letters, digits, dots and hyphens only (an IDN in its xn-- form)';
       throw new AppError('validation', `q: ${message}`, { errors: [{ path: 'querystring.q', message }] });
     }
-    const { rows, total } = await this.repo.list(page, q || undefined);
+    const { rows, total } = await this.repo.list(page, q || undefined, order);
     return { items: rows.map(presentDomain), total, ...page };
   }
 

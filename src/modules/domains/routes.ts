@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { DomainCreateBody, DomainParam as Param, DomainPatchBody, DomainSchema } from './schema.js';
+import { DomainCreateBody, DomainParam as Param, DomainPatchBody, DomainSchema, DomainSortQuery } from './schema.js';
 import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { AdminHooks, RouteErrors } from '../route-types.js';
 import { PagedOf, PageQuery, pageOf } from '../paging.schema.js';
@@ -21,11 +21,11 @@ export function domainRoutes(app: FastifyInstance, domains: DomainService, hooks
     onRequest: hooks.admin,
     config: { scope: 'accounts' },
     schema: {
-      tags, security, description: 'Pages through the domains, by name, each with how many accounts and aliases it has; `q` keeps the names that contain it (case-insensitive), `total` counts those.', summary: 'List domains with their account and alias counts, optionally those whose name contains a text',
-      querystring: Type.Object({ ...PageQuery, q: Type.Optional(Type.String({ maxLength: 253, description: 'part of a domain name: letters, digits, dots, hyphens' })) }),
+      tags, security, description: 'Pages through the domains, by name unless `sort` names another order, each with how many accounts and aliases it has; `q` keeps the names that contain it (case-insensitive), `total` counts those.', summary: 'List domains with their account and alias counts, optionally those whose name contains a text',
+      querystring: Type.Object({ ...PageQuery, q: Type.Optional(Type.String({ maxLength: 253, description: 'part of a domain name: letters, digits, dots, hyphens' })), sort: DomainSortQuery }),
       response: { 200: PagedOf(DomainSchema, 'DomainPage'), ...errors(400, 401, 403, 422) },
     },
-    handler: (req) => domains.list(pageOf(req.query), { q: req.query.q }),
+    handler: (req) => domains.list(pageOf(req.query), { q: req.query.q }, req.query.sort),
   });
   r.get('/domains/:domain', {
     onRequest: hooks.admin,

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
+import { SortQuery } from '../sort.schema.js';
 
 export const DomainSchema = Type.Object(
   {
@@ -27,3 +28,8 @@ export const DomainCreateBody = Type.Object(
   { additionalProperties: false },
 );
 export const DomainPatchBody = Type.Object({ active: Type.Boolean() }, { additionalProperties: false });
+
+/** What `GET /domains?sort=` orders by (ties by name). */
+export const DOMAIN_SORT = ['name', 'active', 'accounts', 'aliases', 'created_at'] as const;
+export type DomainSortField = (typeof DOMAIN_SORT)[number];
+export const DomainSortQuery = SortQuery(DOMAIN_SORT, 'by name');

@@ -4,13 +4,14 @@ import type { Page } from '../../shared/paging.js';
 import { QUEUE_NAMES } from '../../shared/queue-id.js';
 import type { QueueName } from '../../shared/queue-id.js';
 import { CliError, output } from '../../shared/terminal/output.js';
-import { confirm, formatBytes, pageNote, pageOf, pagingOptions, table } from '../../shared/terminal/options.js';
+import { confirm, formatBytes, pageNote, pageOf, pagingOptions, sortOption, table } from '../../shared/terminal/options.js';
 import { plural } from '../../shared/terminal/human.js';
 import { commandGroup, readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
 import { durationSeconds } from './queue.service.js';
 import type { QueueService } from './queue.service.js';
 import type { QueueEntry } from './schema.js';
+import { QUEUE_SORT } from './schema.js';
 
 type FilterOpts = { queue?: QueueName; sender?: string; recipient?: string };
 
@@ -40,10 +41,10 @@ const progress = (verb: string) => (done: number, total: number): void => {
 export function queueCommands(program: Command, run: Run<{ service: QueueService }>): void {
   const queue = commandGroup(program, 'queue', 'the Postfix mail queue');
 
-  pagingOptions(filterOptions(queue.command('list').description('list the messages in the mail queue')))
+  sortOption(pagingOptions(filterOptions(queue.command('list').description('list the messages in the mail queue'))), QUEUE_SORT, "postqueue's order")
     .option('--json', 'print the messages as a JSON array')
-    .action(async (opts: FilterOpts & Page & { json?: boolean }) => {
-      const page = await run((m) => m.service.list({ queue: opts.queue, sender: opts.sender, recipient: opts.recipient }, pageOf(opts)));
+    .action(async (opts: FilterOpts & Page & { json?: boolean; sort?: string }) => {
+      const page = await run((m) => m.service.list({ queue: opts.queue, sender: opts.sender, recipient: opts.recipient }, pageOf(opts), opts.sort));
       output(opts.json, page.items, () =>
         page.total === 0 ? 'The mail queue holds no such message.' : table(['id', 'queue', 'arrived (UTC)', 'size', 'sender', 'recipients', 'delay reason'], page.items.map(row)) + pageNote(page),
       );
@@ -58,15 +59,20 @@ export function queueCommands(program: Command, run: Run<{ service: QueueService
       output(opts.json, counts, () => table(['queue', 'messages'], Object.entries(counts).map(([q, n]) => [q, String(n)])));
     });
 
-  for (const [name, description, verb] of [['hold', 'put a message on hold', 'hold'], ['release', 'release a message from hold', 'release']] as const) {
+  for (const [name, description, verb] of [['hold', 'put messages on hold', 'hold'], ['release', 'release messages from hold', 'release']] as const) {
     queue
       .command(name)
-      .description(description)
-      .argument('<queue-id>', 'the Postfix queue id (short or long form)')
+      .description(`${description} (one id: exit 4 when it is not in the queue, 3 when it is in the wrong state; several: one postsuper run, the count it changed)`)
+      .argument('<queue-id...>', 'Postfix queue ids (short or long form)')
       .option('--json', 'print the result as JSON')
-      .action(async (id: string, opts: { json?: boolean }) => {
-        const done = await run((m) => m.service[verb](id));
-        output(opts.json, done, () => `Message ${done.queue_id} ${done.action}.`);
+      .action(async (ids: string[], opts: { json?: boolean }) => {
+        if (ids.length === 1) {
+          const done = await run((m) => m.service[verb](ids[0] ?? ''));
+          output(opts.json, done, () => `Message ${done.queue_id} ${done.action}.`);
+          return;
+        }
+        const done = await run((m) => m.service.batch(verb, ids));
+        output(opts.json, done, () => `${plural(done.count, 'message')} ${done.action}${done.count < done.requested ? ` (of ${done.requested}: the others were gone or already in that state)` : ''}.`);
       });
   }
 

@@ -10,11 +10,21 @@ import { AppError } from '../../shared/errors.js';
 import type { Page } from '../../shared/paging.js';
 import { QUEUE_ID_BATCH, QUEUE_NAMES, QueueIdError, parseQueueId } from '../../shared/queue-id.js';
 import type { QueueName } from '../../shared/queue-id.js';
-import type { QueueAction, QueueCount, QueueCounts, QueueEntry, QueuePage } from './schema.js';
+import type { QueueAction, QueueBatch, QueueBatchResult, QueueCount, QueueCounts, QueueEntry, QueuePage } from './schema.js';
+import { QUEUE_SORT } from './schema.js';
+import { sortOf } from '../sort.schema.js';
+import { byQueueSort, firstInOrder } from './queue-sort.js';
 
 export type QueueFilter = { queue?: QueueName | undefined; sender?: string | undefined; recipient?: string | undefined };
 export type BulkFilter = QueueFilter & { olderThanSeconds?: number | undefined };
 export type BulkOptions = { dryRun?: boolean; bounce?: boolean; onProgress?: (done: number, total: number) => void };
+
+/** Each batch action: the helper's verb, postsuper's count line, the answer's word. */
+const BATCH = {
+  hold: ['postsuper-hold', 'Placed on hold', 'held'],
+  release: ['postsuper-release', 'Released from hold', 'released'],
+  delete: ['postsuper-delete', 'Deleted', 'deleted'],
+} as const;
 
 /** Above this many bounced messages one `postqueue -f` replaces a `postqueue -i` per message. */
 const SCHEDULE_EACH_MAX = 50;
@@ -99,9 +109,23 @@ export class QueueService {
     return new AppError('upstream', `cannot read the mail queue: ${err.message}`);
   }
 
-  async list(filter: QueueFilter, page: Page): Promise<QueuePage> {
+  /**
+   * A page of the matching messages in postqueue's order; with `sort`, the
+   * first offset+limit in that order are kept while postqueue streams (ties
+   * by queue id), so memory grows with the page asked for, not the queue.
+   */
+  async list(filter: QueueFilter, page: Page, sort?: string): Promise<QueuePage> {
+    const order = sortOf(sort, QUEUE_SORT);
     const items: QueueEntry[] = [];
     let total = 0;
+    if (order) {
+      const best = firstInOrder(byQueueSort(order), page.offset + page.limit);
+      await this.scan(filter, (m) => {
+        total += 1;
+        best.offer(m);
+      });
+      return { items: best.items().slice(page.offset).map(present), total, limit: page.limit, offset: page.offset };
+    }
     await this.scan(filter, (m) => {
       if (total >= page.offset && items.length < page.limit) items.push(present(m));
       total += 1;
@@ -169,6 +193,26 @@ export class QueueService {
     const id = queueIdOf(rawId);
     await this.once('postsuper-release', id, 'Released from hold', (m) => (m.queue_name === 'hold' ? null : `message ${id} is not on hold (it is in the ${m.queue_name} queue)`));
     return { queue_id: id, action: 'released' };
+  }
+
+  /**
+   * Holds, releases or deletes the messages named by id, in one postsuper
+   * run; answers how many postsuper changed (ids gone meanwhile, or already
+   * in that state, are not). Every id is checked first: one bad id, nothing runs.
+   */
+  async batch(action: QueueBatch['action'], rawIds: readonly string[]): Promise<QueueBatchResult> {
+    const ids = [...new Set(rawIds.map((raw, i) => {
+      try {
+        return parseQueueId(raw);
+      } catch (err) {
+        if (err instanceof QueueIdError) throw new AppError('validation', `ids.${i}: ${err.message}`, { errors: [{ path: `body.ids.${i}`, message: err.message }] });
+        throw err;
+      }
+    }))];
+    const [verb, label, done] = BATCH[action];
+    let count = 0;
+    for (let i = 0; i < ids.length; i += QUEUE_ID_BATCH) count += await this.counted(verb, ids.slice(i, i + QUEUE_ID_BATCH), label);
+    return { action: done, requested: ids.length, count };
   }
 
   /** Drops the message without a word to its sender; with `bounce`, returns it to the sender instead. */

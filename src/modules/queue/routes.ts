@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { RouteKit } from '../route-types.js';
 import { pageOf } from '../paging.schema.js';
-import { BounceQuery, QueueActionSchema, QueueBulkQuery, QueueCountSchema, QueueCountsSchema, QueueIdParam, QueueListQuery, QueuePageSchema } from './schema.js';
+import { BounceQuery, QueueActionSchema, QueueBatchBody, QueueBatchSchema, QueueBulkQuery, QueueCountSchema, QueueCountsSchema, QueueIdParam, QueueListQuery, QueuePageSchema } from './schema.js';
 import { durationSeconds } from './queue.service.js';
 import type { QueueService } from './queue.service.js';
 
@@ -16,10 +16,10 @@ export function queueRoutes(app: FastifyInstance, queue: QueueService, { hooks, 
     config,
     schema: {
       tags, security, summary: 'List the mail queue, filtered by queue, sender or recipient (an address, or @domain)',
-      description: 'Read from postqueue -j as it streams, so memory stays flat however long the queue; a page of {items, total, limit, offset}.',
+      description: "Read from postqueue -j as it streams, so memory stays flat however long the queue; a page of {items, total, limit, offset}, in postqueue's order. With `sort` only the best offset+limit entries are kept while it streams (ties by queue id), so memory grows with the page asked for, not with the queue.",
       querystring: QueueListQuery, response: { 200: QueuePageSchema, ...errors(400, 401, 403, 422, 502, 503) },
     },
-    handler: (req) => queue.list({ queue: req.query.queue, sender: req.query.sender, recipient: req.query.recipient }, pageOf(req.query)),
+    handler: (req) => queue.list({ queue: req.query.queue, sender: req.query.sender, recipient: req.query.recipient }, pageOf(req.query), req.query.sort),
   });
   r.get('/admin/queue/counts', {
     onRequest: hooks.admin,
@@ -38,6 +38,16 @@ export function queueRoutes(app: FastifyInstance, queue: QueueService, { hooks, 
     config,
     schema: { tags, security, summary: 'Release a message from hold', description: 'postsuper -H through the privileged helper; an id not in the queue is 404, one not on hold 409.', params: QueueIdParam, response: { 200: QueueActionSchema, ...errors(400, 401, 403, 404, 409, 422, 502, 503) } },
     handler: (req) => queue.release(req.params.id),
+  });
+  r.post('/admin/queue/batch', {
+    onRequest: hooks.admin,
+    config,
+    schema: {
+      tags, security, summary: 'Hold, release or delete several messages named by id',
+      description: 'One postsuper run through the privileged helper for all the ids (as hold, release and delete of one message do, without reauthentication: the ids are named one by one). Answers how many distinct ids were asked for and how many messages postsuper changed; ids no longer in the queue, or already in that state, are not counted. A malformed id is 422 and nothing runs.',
+      body: QueueBatchBody, response: { 200: QueueBatchSchema, ...errors(400, 401, 403, 422, 502, 503) },
+    },
+    handler: (req) => queue.batch(req.body.action, req.body.ids),
   });
   r.delete('/admin/queue/:id', {
     onRequest: hooks.admin,

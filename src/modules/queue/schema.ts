@@ -4,6 +4,10 @@ import { QUEUE_ID_MAX, QUEUE_NAMES } from '../../shared/queue-id.js';
 import type { QueueName } from '../../shared/queue-id.js';
 import { PagedOf, PageQuery } from '../paging.schema.js';
 
+/** At most this many ids in one batch action: a page of the panel's list is 25, the API's at most 500. */
+export const QUEUE_BATCH_MAX = 500;
+import { SortQuery } from '../sort.schema.js';
+
 // Spelled out (not mapped from QUEUE_NAMES) so that TypeBox keeps the literal types; the check below keeps them equal.
 export const QueueNameSchema = Type.Union(
   [Type.Literal('maildrop'), Type.Literal('incoming'), Type.Literal('active'), Type.Literal('deferred'), Type.Literal('hold')],
@@ -36,7 +40,11 @@ export const QueueFilterQuery = {
   sender: addressFilter('the envelope sender'),
   recipient: addressFilter('one of the recipients'),
 };
-export const QueueListQuery = Type.Object({ ...QueueFilterQuery, ...PageQuery });
+/** What `GET /admin/queue?sort=` orders by (ties by queue id). */
+export const QUEUE_SORT = ['arrival_time', 'message_size', 'sender', 'queue_name'] as const;
+export type QueueSortField = (typeof QUEUE_SORT)[number];
+
+export const QueueListQuery = Type.Object({ ...QueueFilterQuery, ...PageQuery, sort: SortQuery(QUEUE_SORT, "in postqueue's order") });
 
 export const QueueBulkQuery = Type.Object({
   ...QueueFilterQuery,
@@ -53,6 +61,25 @@ export const QueueActionSchema = Type.Object(
   { title: 'QueueAction' },
 );
 export type QueueAction = Static<typeof QueueActionSchema>;
+
+/** Hold, release or delete several messages named by id (the panel's selected rows). */
+export const QueueBatchBody = Type.Object(
+  {
+    action: Type.Union([Type.Literal('hold'), Type.Literal('release'), Type.Literal('delete')]),
+    ids: Type.Array(Type.String({ minLength: 1, maxLength: QUEUE_ID_MAX + 20 }), { minItems: 1, maxItems: QUEUE_BATCH_MAX, description: `1 to ${QUEUE_BATCH_MAX} Postfix queue ids` }),
+  },
+  { additionalProperties: false },
+);
+export type QueueBatch = Static<typeof QueueBatchBody>;
+export const QueueBatchSchema = Type.Object(
+  {
+    action: Type.Union([Type.Literal('held'), Type.Literal('released'), Type.Literal('deleted')]),
+    requested: Type.Integer({ description: 'distinct ids asked for' }),
+    count: Type.Integer({ description: 'messages postsuper changed; the others were gone or already in that state' }),
+  },
+  { title: 'QueueBatchResult' },
+);
+export type QueueBatchResult = Static<typeof QueueBatchSchema>;
 
 export const QueueCountSchema = Type.Object({ count: Type.Integer({ description: 'messages matched (dry run) or acted on' }) }, { title: 'QueueCount' });
 export type QueueCount = Static<typeof QueueCountSchema>;

@@ -47,6 +47,11 @@ export function pagingOptions(cmd: Command): Command {
     .option('--offset <n>', 'how many to skip', wholeNumber(0, Number.MAX_SAFE_INTEGER), 0);
 }
 
+/** --sort on a list command: the same values as the route's `sort` (checked by the service, exit 2 naming them). */
+export function sortOption(cmd: Command, fields: readonly string[], byDefault: string): Command {
+  return cmd.option('--sort <field>', `order by ${fields.join(', ')} (-<field> for descending, e.g. --sort=-${fields[0] ?? ''}); default ${byDefault}`);
+}
+
 export const pageOf = (opts: Page): Page => ({ limit: opts.limit, offset: opts.offset });
 
 /** "Showing 51-100 of 230; --offset 100 for more", or nothing when the page holds everything. */
