@@ -161,6 +161,8 @@ describe.skipIf(unavailable !== null)('passkeys in Chromium, against the real se
     if (ctx.task.result?.state === 'fail' && page) {
       await page.screenshot({ path: join(SHOTS, `failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => undefined);
       console.log(`page at failure (${page.url()}):\n${await page.locator('body').innerText().catch(() => '?')}`);
+      // A dialog left open by the failed test would make the page inert for every test after it.
+      await page.keyboard.press('Escape').catch(() => undefined);
     }
   });
 
@@ -217,8 +219,9 @@ describe.skipIf(unavailable !== null)('passkeys in Chromium, against the real se
     await page.keyboard.press('Enter');
     const dialog = page.getByRole('dialog', { name: 'Add a passkey' });
     await dialog.waitFor();
-    // The focus starts at the name, Tab stays in the dialog, Escape closes it and gives the focus back.
-    expect(await page.evaluate('document.activeElement.getAttribute("name")')).toBe('name');
+    // The focus starts at the name (moved there by the dialog's effect, which may run after the dialog is drawn),
+    // Tab stays in the dialog, Escape closes it and gives the focus back.
+    await expect.poll(() => page.evaluate('document.activeElement.getAttribute("name")')).toBe('name');
     for (let i = 0; i < 5; i++) {
       await page.keyboard.press('Tab');
       expect(await page.evaluate('!!document.activeElement.closest("[role=dialog]")')).toBe(true);
