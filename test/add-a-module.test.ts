@@ -66,7 +66,7 @@ describe('adding a module: its folder and one line of the module list', () => {
     const added = [...after.keys()].filter((f) => !before.has(f));
     const changed = [...after.keys()].filter((f) => before.has(f) && !before.get(f)?.equals(after.get(f) as Buffer));
     expect(added.every((f) => f.startsWith('src/modules/notes/'))).toBe(true);
-    expect(added).toContain('src/modules/notes/migrations/0028_domain_notes.ts');
+    expect(added).toContain('src/modules/notes/migrations/0030_domain_notes.ts');
     expect(changed).toEqual([LIST]);
     expect([...before.keys()].filter((f) => !after.has(f))).toEqual([]);
     const was = (before.get(LIST) as Buffer).toString('utf8').split('\n');

@@ -2,7 +2,8 @@
 -- right (the primary password unless the account requires app passwords, or an
 -- active app password). Installed as /etc/dovecot/mailsvc-auth.lua; see README.md.
 --
--- Protocol, one line each way per connection:
+-- Protocol, one line each way per request, on a connection each auth-worker
+-- keeps (and makes again when the hook closed it):
 --   AUTH\t<protocol>\t<remote_ip>\t<hex(user)>\t<hex(password)>\n
 --   OK\t<hex(canonical user)>\n | FAIL\n | ERROR\t<reason>\n
 --
@@ -42,33 +43,66 @@ local function field(s)
   return (tostring(s or ""):gsub("[\t\r\n]", ""))
 end
 
--- One request, one answer line; nil and a reason on any socket problem.
+-- Each auth-worker process keeps one connection to the hook and sends every
+-- request on it (one line, one answer line), instead of a connect per login.
+local conn = nil
+
+local function drop()
+  if conn then conn:close() end
+  conn = nil
+end
+
+local function connect(remaining)
+  local c, err = (unix.stream or unix)()
+  if not c then return nil, "socket: " .. tostring(err) end
+  c:settimeout(remaining())
+  local ok
+  ok, err = c:connect(hook_socket)
+  if not ok then
+    c:close()
+    return nil, "connect " .. hook_socket .. ": " .. tostring(err)
+  end
+  return c
+end
+
+-- One request on the kept connection; nil, a reason and whether the
+-- connection was an old one that the hook may have closed meanwhile.
+local function exchange(line, remaining)
+  local reused = conn ~= nil
+  if not conn then
+    local c, err = connect(remaining)
+    if not c then return nil, err, false end
+    conn = c
+  end
+  conn:settimeout(remaining())
+  local ok, err = conn:send(line)
+  if not ok then
+    drop()
+    return nil, "send: " .. tostring(err), reused
+  end
+  conn:settimeout(remaining())
+  local answer
+  answer, err = conn:receive("*l")
+  if not answer then
+    drop()
+    return nil, "receive: " .. tostring(err), reused and err == "closed"
+  end
+  return answer
+end
+
+-- One request, one answer line; nil and a reason on any socket problem. A kept
+-- connection the hook closed while it was idle (it closes idle ones after 30 s)
+-- fails before any answer was made: the request goes once more on a new one.
 local function ask_hook(line)
   local deadline = socket.gettime() + TIMEOUT_SECONDS
   local function remaining()
     return math.max(deadline - socket.gettime(), 0.001)
   end
-  local conn, err = (unix.stream or unix)()
-  if not conn then return nil, "socket: " .. tostring(err) end
-  conn:settimeout(remaining())
-  local ok
-  ok, err = conn:connect(hook_socket)
-  if not ok then
-    conn:close()
-    return nil, "connect " .. hook_socket .. ": " .. tostring(err)
+  local answer, err, retry = exchange(line, remaining)
+  if not answer and retry then
+    answer, err = exchange(line, remaining)
   end
-  conn:settimeout(remaining())
-  ok, err = conn:send(line)
-  if not ok then
-    conn:close()
-    return nil, "send: " .. tostring(err)
-  end
-  conn:settimeout(remaining())
-  local answer
-  answer, err = conn:receive("*l")
-  conn:close()
-  if not answer then return nil, "receive: " .. tostring(err) end
-  return answer
+  return answer, err
 end
 
 function auth_password_verify(req, pass)

@@ -4,7 +4,7 @@ import type SqliteDatabaseType from 'better-sqlite3';
 import type PgType from 'pg';
 import type Mysql2Type from 'mysql2';
 import { createRequire } from 'node:module';
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
@@ -39,7 +39,7 @@ function sqlitePath(url: string): string {
   return path === '' ? ':memory:' : path;
 }
 
-function buildDialect(url: string): Dialect {
+function buildDialect(url: string): { dialect: Dialect; stamp: StampFactory | undefined } {
   switch (dialectOf(url)) {
     case 'sqlite': {
       const path = sqlitePath(url);
@@ -56,7 +56,14 @@ function buildDialect(url: string): Dialect {
       database.pragma('synchronous = NORMAL');
       database.pragma('busy_timeout = 5000');
       database.pragma('foreign_keys = ON');
-      return new SqliteDialect({ database: withStatementCache(database) });
+      // The stamp files' descriptors are closed with the database.
+      const opened = new Set<number>();
+      const stamp: StampFactory | undefined = path === ':memory:' ? undefined : (name) => fileStamp(`${path}-${name}`, opened);
+      const closeStamps = (): void => {
+        for (const fd of opened) closeSync(fd);
+        opened.clear();
+      };
+      return { dialect: new SqliteDialect({ database: withStatementCache(database, 256, closeStamps) }), stamp };
     }
     case 'postgres': {
       const pg = drivers.pg();
@@ -65,17 +72,94 @@ function buildDialect(url: string): Dialect {
       // 'error' event on the pool: unheard, it would crash the process. The pool
       // drops that client and the next query opens a new one.
       pool.on('error', () => undefined);
-      return new PostgresDialect({ pool });
+      return { dialect: new PostgresDialect({ pool }), stamp: undefined };
     }
     case 'mysql':
-      return new MysqlDialect({
-        pool: drivers.mysql().createPool({ uri: url.replace(/^mariadb:/, 'mysql:'), connectionLimit: 10, supportBigNumbers: true, bigNumberStrings: false }),
-      });
+      return {
+        dialect: new MysqlDialect({
+          pool: drivers.mysql().createPool({ uri: url.replace(/^mariadb:/, 'mysql:'), connectionLimit: 10, supportBigNumbers: true, bigNumberStrings: false }),
+        }),
+        stamp: undefined,
+      };
   }
 }
 
+/**
+ * A change stamp that every process on the host reads without a query: a
+ * file beside the SQLite database, one byte longer after each `touch()`
+ * (O_APPEND, so concurrent writers never lose one; it grows by a byte per
+ * touch and is never rewritten). `read()` is one fstat of the file kept open:
+ * a number that moved since the last read means it was touched (or removed,
+ * and then opened anew). undefined when the file cannot be opened: the caller
+ * asks the database instead. Made with the database's mode (0640) by the
+ * first process that reads or touches it.
+ */
+export type ChangeStamp = { read(): number | undefined; touch(): void };
+type StampFactory = (name: string) => ChangeStamp;
+
+function fileStamp(file: string, opened: Set<number>): ChangeStamp {
+  let fd: number | undefined;
+  let seen = -1;
+  let version = 0;
+  const open = (): boolean => {
+    try {
+      // O_APPEND|O_CREAT: made if missing, never changed by the reader.
+      fd = openSync(file, 'a', 0o640);
+      opened.add(fd);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const close = (): void => {
+    if (fd === undefined) return;
+    opened.delete(fd);
+    closeSync(fd);
+    fd = undefined;
+  };
+  return {
+    read() {
+      if (fd === undefined && !open()) return undefined;
+      let st = fstatSync(fd as number);
+      // Removed (and maybe made again by a writer): the name's file is the one that counts.
+      if (st.nlink === 0) {
+        close();
+        if (!open()) return undefined;
+        st = fstatSync(fd as number);
+        seen = -1;
+      }
+      if (st.size !== seen) {
+        seen = st.size;
+        version += 1;
+      }
+      return version;
+    },
+    touch() {
+      try {
+        appendFileSync(file, '.', { mode: 0o640 });
+      } catch (err) {
+        throw new Error(`cannot write ${file} (${err instanceof Error ? err.message : String(err)}): it must belong to the user the service runs as, like the database`);
+      }
+    },
+  };
+}
+
+const stamps = new WeakMap<Db, StampFactory>();
+
+/**
+ * The change stamp `name` of a SQLite database file (see ChangeStamp);
+ * undefined for PostgreSQL, MariaDB and an in-memory SQLite, whose callers
+ * keep their counter in a table.
+ */
+export function changeStampOf(db: Db, name: string): ChangeStamp | undefined {
+  return stamps.get(db)?.(name);
+}
+
 export function createDb(url: string): Db {
-  return new Kysely<Database>({ dialect: buildDialect(url) });
+  const { dialect, stamp } = buildDialect(url);
+  const db = new Kysely<Database>({ dialect });
+  if (stamp) stamps.set(db, stamp);
+  return db;
 }
 
 export async function pingDb(db: Db): Promise<boolean> {

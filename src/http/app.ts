@@ -7,7 +7,7 @@ import type { AdminGuard } from '../modules/auth/index.js';
 import { PANEL_CALL_HEADER, REAUTH_DETAIL, REAUTH_HEADER } from '../modules/panel/index.js';
 import type { PanelCallMarker } from '../modules/panel/index.js';
 import { AppError } from '../shared/errors.js';
-import type { AdminHooks } from '../modules/route-types.js';
+import type { AdminHook, AdminHooks } from '../modules/route-types.js';
 import { routeAccessOf } from '../modules/route-types.js';
 import { ErrorBody, errorResponses } from './error-body.js';
 import { errorHandler } from './error-handler.js';
@@ -26,16 +26,33 @@ import type { RouteEntry } from './route-catalog.js';
 export const BODY_LIMIT = 1024 * 1024;
 
 function adminHooks(guard: AdminGuard, panel: PanelCallMarker | undefined): AdminHooks {
-  const hook = (setupPath: boolean) => async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    req.admin = await guard.authenticate({ ip: req.clientIp, authorization: req.headers.authorization, setupPath, route: routeAccessOf(req) });
-    // A destructive call the panel's proxy made for a session whose second factor is not fresh.
-    // A dry run (dry_run=true) changes nothing and needs no fresh factor.
+  // A destructive call the panel's proxy made for a session whose second factor is not fresh.
+  // A dry run (dry_run=true) changes nothing and needs no fresh factor.
+  const reauth = (req: FastifyRequest, reply: FastifyReply): void => {
+    if (!panel || req.routeOptions.config.reauth !== true) return;
     const dryRun = (req.query as { dry_run?: string } | undefined)?.dry_run === 'true';
-    if (panel && req.routeOptions.config.reauth === true && !dryRun && panel.read(req.headers[PANEL_CALL_HEADER])?.fresh === false) {
+    if (!dryRun && panel.read(req.headers[PANEL_CALL_HEADER])?.fresh === false) {
       reply.header(REAUTH_HEADER, 'required');
       throw new AppError('forbidden', REAUTH_DETAIL);
     }
   };
+  // A token this process holds is checked without a promise and the hook calls `done` at once;
+  // anything else returns the guard's promise (Fastify takes either; a throw is the request's error).
+  const hook = (setupPath: boolean): AdminHook =>
+    function adminHook(req, reply, done) {
+      const request = { ip: req.clientIp, authorization: req.headers.authorization, setupPath, route: routeAccessOf(req) };
+      const now = guard.authenticateNow(request);
+      if (now === undefined) {
+        return guard.authenticate(request).then((principal) => {
+          req.admin = principal;
+          reauth(req, reply);
+        });
+      }
+      req.admin = now;
+      reauth(req, reply);
+      done?.();
+      return undefined;
+    };
   return { admin: hook(false), setup: hook(true) };
 }
 

@@ -27,7 +27,8 @@ export function looseModes(settings: Pick<Settings, 'dataDir' | 'databaseUrl'>):
   check(join(settings.dataDir, 'secret.key'), 0o600);
   if (settings.databaseUrl.startsWith('sqlite://')) {
     const db = settings.databaseUrl.slice('sqlite://'.length);
-    for (const path of [db, `${db}-wal`, `${db}-shm`]) check(path, 0o660);
+    // -token-revocations: the token caches' change stamp (src/db/database.ts, ChangeStamp).
+    for (const path of [db, `${db}-wal`, `${db}-shm`, `${db}-token-revocations`]) check(path, 0o660);
   }
   return out;
 }

@@ -1,10 +1,18 @@
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 
 /** Response schemas for the given error statuses, built by http/. */
 export type RouteErrors = (...statuses: number[]) => Record<number, unknown>;
 
+/**
+ * An admin authentication hook: sets `req.admin` or throws. When it can decide
+ * at once (a token the process holds) it calls `done` and returns nothing;
+ * otherwise it returns a promise (and never calls `done`). Fastify takes
+ * either; a route's own hook may also `await hook.call(app, req, reply)`.
+ */
+export type AdminHook = (this: FastifyInstance, req: FastifyRequest, reply: FastifyReply, done?: HookHandlerDoneFunction) => Promise<void> | undefined;
+
 /** Admin authentication hooks, built by http/: `setup` is for the /auth/mfa setup paths. */
-export type AdminHooks = { admin: onRequestAsyncHookHandler; setup: onRequestAsyncHookHandler };
+export type AdminHooks = { admin: AdminHook; setup: AdminHook };
 
 /** Who called an Admin endpoint (set by the admin hooks). */
 export type AdminPrincipal = {

@@ -56,11 +56,23 @@ export class AuthService {
 
   async login(ip: string, username: string, password: string, channel: Channel = 'api'): Promise<AccessTokenResponse | ChallengeResponse> {
     const { lockout, credentials, challenges, tokens, clock, policy, authLog } = this.deps;
+    // The factors enrolled are read while argon2 runs (they do not depend on the password, and
+    // nothing is answered before the password is right); a read that failed is seen only then.
+    let methodsRead: Promise<Method[]> | undefined;
     // The slot is reserved before the password is looked at (see Lockout).
-    const { ok, attempt } = await lockout.guard(ip, () => credentials.check(username, password), () => authLog.failure(username, ip));
+    const { ok, attempt } = await lockout.guard(
+      ip,
+      () => {
+        const check = credentials.check(username, password);
+        methodsRead = this.challengeMethods(channel);
+        methodsRead.catch(() => undefined);
+        return check;
+      },
+      () => authLog.failure(username, ip),
+    );
     if (!ok) throw unauthenticated('Invalid credentials');
     try {
-      const methods = await this.challengeMethods(channel);
+      const methods = await (methodsRead ?? this.challengeMethods(channel));
       if (methods.length > 0) {
         const id = randomId(24);
         await challenges.create({
@@ -79,8 +91,9 @@ export class AuthService {
       if (!this.passwordAloneAllowed) {
         throw new AppError('forbidden', MFA_NOT_ENROLLED);
       }
-      await attempt.signedIn();
-      return await tokens.issue(credentials.username, false);
+      // Both after the password was found right: the failures forgotten and the token written at once.
+      const [, token] = await Promise.all([attempt.signedIn(), tokens.issue(credentials.username, false)]);
+      return token;
     } finally {
       // A challenge or a refusal gives the slot back without clearing the failures.
       await attempt.passed();

@@ -16,7 +16,7 @@ import { randomId } from '../../shared/crypto.js';
 import { Lockout } from './lockout.js';
 import type { LockoutLimits } from './lockout.js';
 import { TokenRepository } from './token.repository.js';
-import { LocalRevocations, RedisRevocations } from './token-revocations.js';
+import { DatabaseRevocations, RedisRevocations } from './token-revocations.js';
 import { TokenService } from './token.service.js';
 
 export { adminCommands } from './commands.js';
@@ -47,11 +47,12 @@ export function createAuthModule(
     get blockSeconds() { return limitsOf().blockSeconds; },
   };
   const lockout = new Lockout(live, redis);
+  const tokenRepo = new TokenRepository(infra.db);
   const tokens = new TokenService(
-    new TokenRepository(infra.db),
+    tokenRepo,
     clock,
     settings.accessTokenTtl,
-    redis ? new RedisRevocations(redis, settings.accessTokenTtl * 1000) : new LocalRevocations(),
+    redis ? new RedisRevocations(redis, settings.accessTokenTtl * 1000) : new DatabaseRevocations(tokenRepo),
   );
   const challenges: ChallengeStore = redis ? new RedisChallengeStore(redis, clock) : new MemoryChallengeStore(clock);
   const auth = new AuthService({

@@ -20,6 +20,7 @@ export default defineModule({
   name: 'auth',
   doc: 'docs/auth.md',
   http: true,
+  migrations: { '0029_token_generation': () => import('./migrations/0029_token_generation.js') },
   audits: [{ action: 'mfa.passkey_clone_suspected', when: 'a passkey answered with a signature counter at or below the stored one (a possible copy of the key): the sign-in was refused' }],
   build: async (ctx) => {
     const [{ createAuthModule }, mfa, sms, apiKeys] = await Promise.all([import('./index.js'), ctx.get('mfa'), ctx.get('sms'), ctx.get('api-keys')]);

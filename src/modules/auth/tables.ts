@@ -16,5 +16,7 @@ declare module '../../db/schema.js' {
     access_tokens: AccessTokenTable;
     /** The administrator identity the service last started with (docs/auth.md). */
     admin_fingerprint: { id: number; fingerprint: string; updated_at: number };
+    /** Raised by every revocation of access tokens (one row, id 1): the instances' token caches read it. */
+    token_generation: { id: number; value: number };
   }
 }

@@ -15,8 +15,8 @@ const CACHE_MAX = 10_000;
 /** A cached row is read again after this long, whatever happens. */
 const CACHE_MAX_AGE_MS = 30_000;
 
-/** The row as read, and its stored digest decoded once. */
-type Cached = { row: TokenRow; at: number; digest: Buffer };
+/** The row as read, its stored digest decoded once, and the revocation counter read just before it (null: none kept). */
+type Cached = { row: TokenRow; at: number; digest: Buffer; generation: number | null };
 
 function split(token: string): { id: string; secret: string } | null {
   const dot = token.indexOf('.');
@@ -28,10 +28,12 @@ function split(token: string): { id: string; secret: string } | null {
  * Opaque access tokens `<id>.<secret>` (Lucia's scheme): only a SHA-256 of the
  * secret is stored, looked up by id and compared in constant time.
  *
- * Rows are cached in the process so an authenticated request costs no
- * database read. A revocation drops the cached row here and is recorded where
- * every instance looks on every request (Redis, when several instances share
- * it); a command on the host signals the service to drop its cache.
+ * Rows are cached in the process so an authenticated request does not read
+ * its row. A revocation on any instance reaches the cache at once: without
+ * Redis every revocation raises a counter in the database in its own
+ * transaction, and a cached row is trusted only while the counter (read on
+ * every request, before the row) has not moved; with Redis each request asks
+ * Redis whether the token was revoked. Expiry is checked on every request.
  */
 export class TokenService {
   private readonly cache = new Map<string, Cached>();
@@ -62,31 +64,57 @@ export class TokenService {
     return { access_token: `${id}.${secret}`, token_type: 'bearer', expires_in: this.ttlSeconds, mfa_verified: mfaVerified };
   }
 
-  private async entry(id: string, now: number): Promise<Cached | undefined> {
-    const hit = this.cache.get(id);
-    if (hit && now - hit.at < CACHE_MAX_AGE_MS) return hit;
+  /** The row of `id`: from the cache while it is fresh and the counter unmoved, else read (and kept). */
+  private async read(id: string, now: number, generation: number | null): Promise<Cached | undefined> {
     const row = await this.repo.findById(id);
     if (!row) return undefined;
     if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
-    const entry = { row, at: now, digest: Buffer.from(row.secret_hash, 'hex') };
+    const entry = { row, at: now, digest: Buffer.from(row.secret_hash, 'hex'), generation };
     this.cache.set(id, entry);
     return entry;
+  }
+
+  /** The row's verdict on the secret at `now`: null when revoked, expired, not an admin token or not its secret. */
+  private principalOf(entry: Cached, secret: string, now: number): TokenPrincipal | null {
+    const row = entry.row;
+    if (row.revoked_at !== null || row.expires_at <= now || row.purpose !== 'admin') return null;
+    // Both sides are SHA-256 digests of equal length: one constant-time compare.
+    const stored = entry.digest;
+    const given = sha256(secret);
+    if (stored.length !== given.length || !timingSafeEqual(given, stored)) return null;
+    return { tokenId: row.id, subject: row.subject, mfaVerified: row.mfa_verified === 1 };
   }
 
   async validate(token: string): Promise<TokenPrincipal | null> {
     const parts = split(token);
     if (!parts) return null;
+    // Read before the row: a revocation committed after this read moves the counter, and the next request reads the row again.
+    const g = this.revocations.generation();
+    const generation = typeof g === 'number' || g === null ? g : await g;
     const now = this.clock.now();
-    const entry = await this.entry(parts.id, now);
+    const hit = this.cache.get(parts.id);
+    const entry = hit !== undefined && hit.generation === generation && now - hit.at < CACHE_MAX_AGE_MS ? hit : await this.read(parts.id, now, generation);
     if (!entry) return null;
-    const row = entry.row;
-    if (row.revoked_at !== null || row.expires_at <= now || row.purpose !== 'admin') return null;
-    // Both sides are SHA-256 digests of equal length: one constant-time compare.
-    const stored = entry.digest;
-    const given = sha256(parts.secret);
-    if (stored.length !== given.length || !timingSafeEqual(given, stored)) return null;
-    if (await this.revocations.isRevoked(row.id, row.created_at)) return null;
-    return { tokenId: row.id, subject: row.subject, mfaVerified: row.mfa_verified === 1 };
+    const principal = this.principalOf(entry, parts.secret, now);
+    if (principal && generation === null && (await this.revocations.isRevoked(principal.tokenId, entry.row.created_at))) return null;
+    return principal;
+  }
+
+  /**
+   * `validate` without waiting, for a token this process holds and a
+   * revocation counter it can read at once (SQLite): the same checks, the
+   * same answer. undefined when only `validate` can tell (the row must be
+   * read, or Redis or the database server asked).
+   */
+  validateNow(token: string): TokenPrincipal | null | undefined {
+    const parts = split(token);
+    if (!parts) return null;
+    const generation = this.revocations.generationNow();
+    if (generation === undefined) return undefined;
+    const now = this.clock.now();
+    const hit = this.cache.get(parts.id);
+    if (hit === undefined || hit.generation !== generation || now - hit.at >= CACHE_MAX_AGE_MS) return undefined;
+    return this.principalOf(hit, parts.secret, now);
   }
 
   /** Revokes the token when it is genuine; an unknown token is a no-op. */

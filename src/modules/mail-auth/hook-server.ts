@@ -28,7 +28,8 @@ export async function answerLine(line: string, auth: Pick<MailAuthService, 'chec
 function serveConnection(socket: Socket, auth: Pick<MailAuthService, 'check'>, log: Logger): void {
   serveRecords(
     socket,
-    // Dovecot's Lua passdb connects, writes one line at once and closes after the answer.
+    // Each Dovecot auth-worker keeps one connection and writes one line per login on it;
+    // a connection idle for idleMs is closed (the Lua script then connects again).
     { separator: '\n', maxRecordBytes: MAX_LINE, recordMs: 10_000, idleMs: 30_000 },
     async (line) => `${await answerLine(line.replace(/\r$/, ''), auth)}\n`,
     (err) => {

@@ -12,7 +12,7 @@ declare module '../module-types.js' {
 export default defineModule({
   name: 'notes',
   doc: 'docs/architecture.md',
-  migrations: { '0028_domain_notes': () => import('./migrations/0028_domain_notes.js') },
+  migrations: { '0030_domain_notes': () => import('./migrations/0030_domain_notes.js') },
   http: true,
   build: async (ctx) => {
     const [{ createNotesModule }, domains] = await Promise.all([import('./index.js'), ctx.get('domains')]);

@@ -28,7 +28,7 @@ for (const dialect of DIALECTS) {
     });
 
     it.skipIf(!available)('its migration was found and run with the others: it is the schema /health/details reports', async () => {
-      expect((await call('GET', '/health/details')).json()).toMatchObject({ database: { schema_version: '0028_domain_notes', schema_latest: '0028_domain_notes' } });
+      expect((await call('GET', '/health/details')).json()).toMatchObject({ database: { schema_version: '0030_domain_notes', schema_latest: '0030_domain_notes' } });
     });
 
     it.skipIf(!available)('notes are added with the id the database gave them, listed, and deleted; bad input is a 4xx naming it', async () => {
@@ -95,7 +95,7 @@ describe('notes on the command line (SQLite)', () => {
   });
 
   it('adds, lists and deletes notes; a change is recorded in the audit log (commands are audited unless marked), a list is not', async () => {
-    expect(JSON.parse(await mailsvc('db', 'migrate', '--json'))).toMatchObject({ schema_version: '0028_domain_notes' });
+    expect(JSON.parse(await mailsvc('db', 'migrate', '--json'))).toMatchObject({ schema_version: '0030_domain_notes' });
     await mailsvc('add', 'domain', 'example.org');
     const note = JSON.parse(await mailsvc('notes', 'add', 'example.org', 'renew the certificate', '--json')) as { id: number };
     expect(await mailsvc('notes', 'list', 'example.org')).toMatch(new RegExp(`^${note.id} .* renew the certificate\\n$`));
