@@ -4,7 +4,7 @@ import type SqliteDatabaseType from 'better-sqlite3';
 import type PgType from 'pg';
 import type Mysql2Type from 'mysql2';
 import { createRequire } from 'node:module';
-import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fchownSync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
@@ -58,7 +58,7 @@ function buildDialect(url: string): { dialect: Dialect; stamp: StampFactory | un
       database.pragma('foreign_keys = ON');
       // The stamp files' descriptors are closed with the database.
       const opened = new Set<number>();
-      const stamp: StampFactory | undefined = path === ':memory:' ? undefined : (name) => fileStamp(`${path}-${name}`, opened);
+      const stamp: StampFactory | undefined = path === ':memory:' ? undefined : (name) => fileStamp(`${path}-${name}`, path, opened);
       const closeStamps = (): void => {
         for (const fd of opened) closeSync(fd);
         opened.clear();
@@ -97,7 +97,7 @@ function buildDialect(url: string): { dialect: Dialect; stamp: StampFactory | un
 export type ChangeStamp = { read(): number | undefined; touch(): void };
 type StampFactory = (name: string) => ChangeStamp;
 
-function fileStamp(file: string, opened: Set<number>): ChangeStamp {
+function fileStamp(file: string, dbFile: string, opened: Set<number>): ChangeStamp {
   let fd: number | undefined;
   let seen = -1;
   let version = 0;
@@ -106,6 +106,7 @@ function fileStamp(file: string, opened: Set<number>): ChangeStamp {
       // O_APPEND|O_CREAT: made if missing, never changed by the reader.
       fd = openSync(file, 'a', 0o640);
       opened.add(fd);
+      ownLikeDatabase(fd, dbFile);
       return true;
     } catch {
       return false;
@@ -137,11 +138,29 @@ function fileStamp(file: string, opened: Set<number>): ChangeStamp {
     touch() {
       try {
         appendFileSync(file, '.', { mode: 0o640 });
+        // Opened here if it was not yet: as root, that gives a file this made to the database's owner.
+        if (fd === undefined) open();
       } catch (err) {
         throw new Error(`cannot write ${file} (${err instanceof Error ? err.message : String(err)}): it must belong to the user the service runs as, like the database`);
       }
     },
   };
+}
+
+/**
+ * Root (a CLI command, a root unit) that makes the stamp file gives it to the
+ * database file's owner, so the service user can still append to it; a file
+ * owned by root would make every later revocation by the service fail.
+ */
+function ownLikeDatabase(fd: number, dbFile: string): void {
+  if (process.getuid?.() !== 0) return;
+  try {
+    const own = fstatSync(fd);
+    const db = statSync(dbFile);
+    if (own.uid !== db.uid || own.gid !== db.gid) fchownSync(fd, db.uid, db.gid);
+  } catch {
+    // No database file yet (it is made by the first migration): nothing to match.
+  }
 }
 
 const stamps = new WeakMap<Db, StampFactory>();
