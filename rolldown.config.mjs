@@ -16,9 +16,10 @@ const STARTUP = new RegExp(
   [
     '[\\\\/]node_modules[\\\\/]commander[\\\\/]',
     '[\\\\/]dist[\\\\/]cli[\\\\/](bin|program|command-index|output|usage-errors|audit-hook|commands[\\\\/](db|secrets))\\.js',
-    '[\\\\/]dist[\\\\/]shared[\\\\/](terminal[\\\\/][^\\\\/]+|errors|version|send-rate|mail-names|paging|secret-key-file|secret-box|fs-atomic|crypto)\\.js',
-    // Not the modules' manifests and commands (COMMANDS below).
-    '[\\\\/]dist[\\\\/]modules[\\\\/](command-types|module-types|route-types)\\.js',
+    '[\\\\/]dist[\\\\/]shared[\\\\/](terminal[\\\\/]output|errors|version|mail-names|key-file-missing)\\.js',
+    // Not the modules' manifests and commands (COMMANDS below), nor what only they use (the terminal
+    // helpers, the secret box with node:crypto): those load with the first module command.
+    '[\\\\/]dist[\\\\/]modules[\\\\/](command-types|module-types)\\.js',
     '[\\\\/]dist[\\\\/]config[\\\\/]settings-error\\.js',
     '[\\\\/]dist[\\\\/]app[\\\\/](commands|cli-runner|module-list)\\.js',
   ].join('|'),

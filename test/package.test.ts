@@ -58,6 +58,9 @@ describe('a production install', () => {
       /node_modules\/(kysely|undici|@sinclair|pino|fastify|ioredis|pg|mysql2|ipaddr\.js)\/|\/db\/|\/infra\/|backups\/(backup\.service|restore|backup-run)|modules\/[^/]+\/(commands|module)\.js|helper\/actions\.js/.test(s),
     );
     expect(heavy).toEqual([]);
+    // Nor the built-ins only some commands need (the secret box's crypto, prompts): each costs every start its load.
+    const builtins = [...entry.matchAll(/^import\s[^;]*?from\s*"(node:[^"]+)"/gm)].map((m) => m[1]);
+    expect(builtins.filter((b) => /^node:(crypto|readline)/.test(b ?? ''))).toEqual([]);
     // The fixture is real: the entry holds commander and the program; the module commands are in a chunk of their own.
     expect(sources.some((s) => s.includes('node_modules/commander/'))).toBe(true);
     expect(sources.some((s) => s.endsWith('cli/program.js'))).toBe(true);
