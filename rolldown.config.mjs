@@ -15,14 +15,19 @@ rmSync(OUT, { recursive: true, force: true });
 const STARTUP = new RegExp(
   [
     '[\\\\/]node_modules[\\\\/]commander[\\\\/]',
-    '[\\\\/]dist[\\\\/]cli[\\\\/](bin|program|output|usage-errors|audit-hook|commands[\\\\/](db|secrets|helper))\\.js',
-    '[\\\\/]dist[\\\\/]shared[\\\\/](terminal[\\\\/][^\\\\/]+|errors|version|send-rate|mail-names|paging|secret-key-file|secret-box|fs-atomic|crypto)\\.js',
-    '[\\\\/]dist[\\\\/]modules[\\\\/]([^\\\\/]+[\\\\/](commands|module)|command-types|module-types|route-types|accounts[\\\\/]quota)\\.js',
-    '[\\\\/]dist[\\\\/]helper[\\\\/]actions\\.js',
+    '[\\\\/]dist[\\\\/]cli[\\\\/](bin|program|command-index|output|usage-errors|audit-hook|commands[\\\\/](db|secrets))\\.js',
+    '[\\\\/]dist[\\\\/]shared[\\\\/](terminal[\\\\/]output|errors|version|mail-names|key-file-missing)\\.js',
+    // Not the modules' manifests and commands (COMMANDS below), nor what only they use (the terminal
+    // helpers, the secret box with node:crypto): those load with the first module command.
+    '[\\\\/]dist[\\\\/]modules[\\\\/](command-types|module-types)\\.js',
     '[\\\\/]dist[\\\\/]config[\\\\/]settings-error\\.js',
     '[\\\\/]dist[\\\\/]app[\\\\/](commands|cli-runner|module-list)\\.js',
   ].join('|'),
 );
+
+// Every module's manifest and command definitions: one chunk, loaded by a module's command (and by
+// serve, which needs every manifest), not by `mailsvc --help` or the program's own commands.
+const COMMANDS = /[\\/]dist[\\/]modules[\\/]([^\\/]+[\\/](commands|module)|accounts[\\/]quota)\.js/;
 
 export default defineConfig({
   input: { mailsvc: 'dist/cli/bin.js' },
@@ -36,8 +41,15 @@ export default defineConfig({
     entryFileNames: '[name].js',
     chunkFileNames: 'chunks/[name]-[hash].js',
     sourcemap: true,
-    // What every start needs (commander, the command definitions, light shared helpers) in one
-    // chunk; each module's work stays in chunks of its own, loaded when a command runs.
-    advancedChunks: { groups: [{ name: 'startup', test: STARTUP, priority: 10 }] },
+    // What every start needs (commander, the program, light shared helpers) in one chunk; the
+    // modules' manifests and commands in another, loaded when a module's command runs (the command
+    // index, src/cli/command-index.ts, says which top-level commands are whose); each module's work
+    // in chunks of its own, loaded when a command uses it.
+    advancedChunks: {
+      groups: [
+        { name: 'startup', test: STARTUP, priority: 10 },
+        { name: 'commands', test: COMMANDS, priority: 9 },
+      ],
+    },
   },
 });

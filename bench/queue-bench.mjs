@@ -4,8 +4,9 @@
 // deferred queue, nothing is delivered) is filled to 2,000 and then 20,000 messages. At each size, in
 // one run: `postqueue -j > /dev/null` and `mailsvc queue list --json` (the built CLI, default page:
 // it reads and filters the whole queue, prints 50), each REPEAT times, alternating, with wall time and
-// peak RSS (GNU time's %M) per run. Targets: time ratio (median mailsvc / median postqueue) at most 1.3
-// at 20,000; mailsvc's peak RSS at 20,000 not above 1.2 × its peak at 2,000 (flat with the queue).
+// peak RSS (GNU time's %M) per run. Targets (issue 26): time ratio (median mailsvc / median postqueue)
+// at most 1.5 at 2,000 and at most 1.1 at 20,000; mailsvc's peak RSS at 20,000 not above 1.2 × its
+// peak at 2,000 (flat with the queue).
 // Exit 1 only when the bench itself failed; MISS is reported, not fatal.
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +25,11 @@ const SESSIONS = 4;
 const execFileP = promisify(execFile);
 const log = (s) => process.stderr.write(`${s}\n`);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** Time ratio targets by queue size (issue 26): start-up dominates at 2,000, the scan at 20,000. */
+const RATIO_TARGETS = new Map([
+  [2000, 1.5],
+  [20000, 1.1],
+]);
 
 /** Runs argv under GNU time with stdout to /dev/null; resolves with wall ms and peak RSS in KiB. */
 function measure(argv, env) {
@@ -94,12 +100,17 @@ async function main() {
   }
   const small = rows[0];
   const large = rows.at(-1);
-  const ratioOk = large.ratio <= 1.3;
+  const targeted = rows.filter((r) => RATIO_TARGETS.has(r.size));
+  for (const r of targeted) r.ratioOk = r.ratio <= RATIO_TARGETS.get(r.size);
+  const ratioOk = targeted.every((r) => r.ratioOk);
   const rssOk = large.mailsvc_rss_kib <= small.mailsvc_rss_kib * 1.2;
   const lines = [
-    'queue size | postqueue -j > /dev/null | mailsvc queue list --json | ratio | mailsvc peak RSS | postqueue peak RSS',
-    ...rows.map((r) => `${r.size} | ${r.postqueue_ms.toFixed(0)} ms | ${r.mailsvc_ms.toFixed(0)} ms | ${r.ratio.toFixed(2)} | ${(r.mailsvc_rss_kib / 1024).toFixed(1)} MiB | ${(r.postqueue_rss_kib / 1024).toFixed(1)} MiB`),
-    `time ratio at ${large.size}: ${large.ratio.toFixed(2)} (target ≤ 1.3) ${ratioOk ? 'PASS' : 'MISS'}`,
+    'queue size | postqueue -j > /dev/null | mailsvc queue list --json | ratio | target | mailsvc peak RSS | postqueue peak RSS',
+    ...rows.map((r) => {
+      const target = RATIO_TARGETS.has(r.size) ? `≤ ${RATIO_TARGETS.get(r.size)} ${r.ratioOk ? 'PASS' : 'MISS'}` : 'info';
+      return `${r.size} | ${r.postqueue_ms.toFixed(0)} ms | ${r.mailsvc_ms.toFixed(0)} ms | ${r.ratio.toFixed(2)} | ${target} | ${(r.mailsvc_rss_kib / 1024).toFixed(1)} MiB | ${(r.postqueue_rss_kib / 1024).toFixed(1)} MiB`;
+    }),
+    ...targeted.map((r) => `time ratio at ${r.size}: ${r.ratio.toFixed(2)} (target ≤ ${RATIO_TARGETS.get(r.size)}) ${r.ratioOk ? 'PASS' : 'MISS'}`),
     `peak RSS ${small.size} → ${large.size}: ${(small.mailsvc_rss_kib / 1024).toFixed(1)} → ${(large.mailsvc_rss_kib / 1024).toFixed(1)} MiB (target: flat, ≤ 1.2×) ${rssOk ? 'PASS' : 'MISS'}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

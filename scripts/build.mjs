@@ -142,6 +142,8 @@ function build(want) {
   const panelNext = join(dist, `.next-panel-${process.pid}`);
   run(bin('tsc'), ['-p', 'tsconfig.build.json']);
   run(bin('rolldown'), ['-c', 'rolldown.config.mjs', '--silent'], { MAILSVC_BUNDLE_DIR: bundleNext });
+  // Which modules each top-level command needs, and the help's lines for the others (src/cli/command-index.ts).
+  run(process.execPath, ['scripts/command-index.mjs', bundleNext]);
   run(bin('vite'), ['build', '--config', 'panel/vite.config.mjs', '--outDir', panelNext, '--emptyOutDir', '--logLevel', 'warn']);
   swap(bundleNext, join(dist, 'bundle'));
   swap(panelNext, join(dist, 'panel'));

@@ -57,7 +57,17 @@ class LineSplitter {
 }
 
 /**
- * Runs a program and yields its stdout line by line. The next chunk is read
+ * Runs a program and yields its stdout line by line (see execLineBatches).
+ */
+export async function* execLines(file: string, args: readonly string[], opts: ExecLinesOptions = {}): AsyncGenerator<string, void, undefined> {
+  for await (const lines of execLineBatches(file, args, opts)) yield* lines;
+}
+
+/**
+ * Runs a program and yields its stdout lines, those of each chunk read at
+ * once: one step of the loop (a promise) per chunk of up to 64 KiB rather than
+ * per line, for a consumer that handles a line synchronously (postqueue -j's
+ * 20,000 entries). The next chunk is read
  * only when the consumer asks for more lines, so a slow consumer blocks the
  * program on a full pipe instead of filling memory: `postqueue -j` with
  * 20,000 messages streams in constant memory. stderr is read as it comes
@@ -65,7 +75,7 @@ class LineSplitter {
  * same `ExecError`s as `exec`; leaving the loop early stops the program.
  * The default time limit is 60 s for the whole run.
  */
-export async function* execLines(file: string, args: readonly string[], opts: ExecLinesOptions = {}): AsyncGenerator<string, void, undefined> {
+export async function* execLineBatches(file: string, args: readonly string[], opts: ExecLinesOptions = {}): AsyncGenerator<string[], void, undefined> {
   const child = startChild(file, args, { timeoutMs: 60_000, ...opts });
   const max = opts.maxLineBytes ?? 1024 * 1024;
   const cap = (): void => child.stop('output-cap', `${max} bytes in one line`);
@@ -93,13 +103,13 @@ export async function* execLines(file: string, args: readonly string[], opts: Ex
         const lines = outLines.push(chunk);
         progress.lines += lines.length;
         opts.onProgress?.({ ...progress });
-        for (const line of lines) yield line;
+        if (lines.length > 0) yield lines;
       }
     }
     const last = outLines.rest();
     if (last !== null) {
       progress.lines += 1;
-      yield last;
+      yield [last];
     }
     const { code, signal } = await Promise.race([closed, child.stopped]);
     const rest = errLines.rest();

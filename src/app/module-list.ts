@@ -46,6 +46,18 @@ const MODULE_LIST = [
 
 let loaded: Promise<readonly AnyModuleManifest[]> | undefined;
 
+/** The manifests at these places of the list (a command's modules, from the command index), in the list's order. */
+export function loadModules(places: readonly number[]): Promise<readonly AnyModuleManifest[]> {
+  return Promise.all(
+    [...places].sort((a, b) => a - b).map(async (i) => {
+      const load = MODULE_LIST[i];
+      if (!load) throw new Error(`no module at place ${i} of the module list: rebuild mailsvc (npm run build)`);
+      // import() gives the same module every time: the same manifest as loadModuleList's.
+      return (await load()).default as AnyModuleManifest;
+    }),
+  );
+}
+
 /** The manifests of the list, loaded once (each is small: its commands, no module code). */
 export function loadModuleList(): Promise<readonly AnyModuleManifest[]> {
   loaded ??= Promise.all(MODULE_LIST.map(async (load) => (await load()).default as AnyModuleManifest));

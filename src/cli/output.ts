@@ -2,7 +2,7 @@ import { AppError } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { SettingsError } from '../config/settings-error.js';
 import { CliError, escapeControl } from '../shared/terminal/output.js';
-import { KeyFileMissing } from '../shared/secret-key-file.js';
+import { KeyFileMissing } from '../shared/key-file-missing.js';
 
 export { CliError, output } from '../shared/terminal/output.js';
 

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { writeFileAtomic } from './fs-atomic.js';
 import { SecretBox } from './secret-box.js';
+import { KeyFileMissing } from './key-file-missing.js';
 
 /** What the key needs of the settings. */
 export type KeySettings = { dataDir: string; secretKey: string | undefined; secretKeyPrevious: readonly string[] };
@@ -24,11 +25,7 @@ export function writeKeyFile(path: string, keys: Buffer[]): void {
   writeFileAtomic(path, keys.map((k) => k.toString('base64')).join('\n') + '\n', 0o600);
 }
 
-export class KeyFileMissing extends Error {
-  constructor(readonly path: string) {
-    super(`no key file at ${path}: start the service once (it makes one), or set MAILSVC_SECRET_KEY`);
-  }
-}
+export { KeyFileMissing };
 
 /**
  * The secret box of this process: MAILSVC_SECRET_KEY when set, otherwise the

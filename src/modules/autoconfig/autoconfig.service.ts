@@ -1,15 +1,28 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { readMailServices, MailServicesError } from '../../adapters/mail-services.js';
 import type { MailServiceFiles, MailServices } from '../../adapters/mail-services.js';
 import type { AutoconfigSettings } from '../../config/autoconfig-settings.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import { normalizeAddress, normalizeDomain } from '../../shared/mail-names.js';
 import type { DomainLookup } from '../domains/index.js';
-import { autodiscoverJson, autodiscoverXml, mobileconfig, OUTLOOK_RESPONSE_NS, thunderbirdConfig } from './render.js';
+import { OUTLOOK_RESPONSE_NS } from './namespaces.js';
 import type { ClientSettings, MobileconfigInput } from './render.js';
+
+/**
+ * The XML side (fast-xml-parser and the renderers, about 190 kB of code),
+ * loaded by the first autoconfiguration answer, not at the service's start.
+ */
+type Xml = { render: typeof import('./render.js'); parser: XMLParser; validator: typeof XMLValidator };
+let xml: Promise<Xml> | undefined;
+const loadXml = (): Promise<Xml> =>
+  (xml ??= Promise.all([import('fast-xml-parser'), import('./render.js')]).then(([fxp, render]) => ({
+    render,
+    parser: new fxp.XMLParser({ removeNSPrefix: true, ignoreAttributes: true, processEntities: false, parseTagValue: false, trimValues: true }),
+    validator: fxp.XMLValidator,
+  })));
 
 /** The one answer for a domain that is unknown or inactive: it names nothing the caller did not send. */
 const NO_DOMAIN = 'No mail service for this domain here';
@@ -26,7 +39,6 @@ export const OUTLOOK_REQUEST_NS = 'http://schemas.microsoft.com/exchange/autodis
 export class AutoconfigService {
   private readonly limiter: RateLimiterAbstract;
   private cached: Promise<MailServices> | undefined;
-  private readonly parser = new XMLParser({ removeNSPrefix: true, ignoreAttributes: true, processEntities: false, parseTagValue: false, trimValues: true });
 
   constructor(
     private readonly settings: AutoconfigSettings,
@@ -105,15 +117,17 @@ export class AutoconfigService {
       if (name === '') throw badRequest('Say which address to configure: ?emailaddress=you@example.org');
       domain = await this.activeDomain(name.startsWith('autoconfig.') ? name.slice('autoconfig.'.length) : name);
     }
-    return thunderbirdConfig(domain, await this.clientSettings());
+    const settings = await this.clientSettings();
+    return (await loadXml()).render.thunderbirdConfig(domain, settings);
   }
 
   /** The POX request's address ([MS-OXDSCLI] 2.2.3); 400 for anything else. */
-  parseAutodiscoverRequest(body: string): string {
+  async parseAutodiscoverRequest(body: string): Promise<string> {
     // No document type: nothing to expand, no entity tricks.
     if (/<!DOCTYPE|<!ENTITY/i.test(body)) throw badRequest('Autodiscover request: a document type declaration is not accepted');
-    if (XMLValidator.validate(body) !== true) throw badRequest('Autodiscover request: the body is not well-formed XML');
-    const doc = this.parser.parse(body) as { Autodiscover?: { Request?: { EMailAddress?: unknown; AcceptableResponseSchema?: unknown } } };
+    const { parser, validator } = await loadXml();
+    if (validator.validate(body) !== true) throw badRequest('Autodiscover request: the body is not well-formed XML');
+    const doc = parser.parse(body) as { Autodiscover?: { Request?: { EMailAddress?: unknown; AcceptableResponseSchema?: unknown } } };
     const req = doc.Autodiscover?.Request;
     if (typeof req?.EMailAddress !== 'string' || req.EMailAddress === '') throw badRequest('Autodiscover request: Autodiscover/Request/EMailAddress is missing');
     const schema = req.AcceptableResponseSchema;
@@ -124,27 +138,30 @@ export class AutoconfigService {
   }
 
   async autodiscover(body: string): Promise<string> {
-    const { address } = await this.address(this.parseAutodiscoverRequest(body));
-    return autodiscoverXml(address, await this.clientSettings());
+    const { address } = await this.address(await this.parseAutodiscoverRequest(body));
+    const settings = await this.clientSettings();
+    return (await loadXml()).render.autodiscoverXml(address, settings);
   }
 
-  async autodiscoverJson(email: string, protocol: string): Promise<ReturnType<typeof autodiscoverJson>> {
+  async autodiscoverJson(email: string, protocol: string): Promise<{ Protocol: 'AutodiscoverV1'; Url: string }> {
     if (protocol.toLowerCase() !== 'autodiscoverv1') throw badRequest('Protocol must be AutodiscoverV1: only the POX Autodiscover endpoint is offered');
     const { domain } = await this.address(email);
     // The POX endpoint must be reachable on autodiscover.<domain>: say so before the client is sent there.
     await this.clientSettings();
-    return autodiscoverJson(domain);
+    return (await loadXml()).render.autodiscoverJson(domain);
   }
 
   /** The Apple profile of an address of an active domain, without a password. */
   async publicMobileconfig(emailaddress: string): Promise<string> {
     const { address } = await this.address(emailaddress);
-    return mobileconfig({ address }, await this.clientSettings());
+    const settings = await this.clientSettings();
+    return (await loadXml()).render.mobileconfig({ address }, settings);
   }
 
   /** The profile, with a password when given: for the administrator's route and the self-service portal. */
   async renderMobileconfig(input: MobileconfigInput): Promise<string> {
     const { address } = await this.address(input.address);
-    return mobileconfig({ address, appPassword: input.appPassword }, await this.clientSettings());
+    const settings = await this.clientSettings();
+    return (await loadXml()).render.mobileconfig({ address, appPassword: input.appPassword }, settings);
   }
 }

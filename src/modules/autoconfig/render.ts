@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { XMLBuilder } from 'fast-xml-parser';
 import type { MailService, MailServices } from '../../adapters/mail-services.js';
+import { AUTODISCOVER_RESPONSE_NS, OUTLOOK_RESPONSE_NS } from './namespaces.js';
 
 /**
  * The answers mail clients read, built from the mail host and the services
@@ -51,8 +52,6 @@ export function thunderbirdConfig(domain: string, s: ClientSettings): string {
   return XML_DECL + (builder.build(doc) as string);
 }
 
-export const AUTODISCOVER_RESPONSE_NS = 'http://schemas.microsoft.com/exchange/autodiscover/responseschema/2006';
-export const OUTLOOK_RESPONSE_NS = 'http://schemas.microsoft.com/exchange/autodiscover/outlook/responseschema/2006a';
 
 /**
  * Outlook's POX Autodiscover answer ([MS-OXDSCLI] 2.2.4, the "outlook"

@@ -1,7 +1,8 @@
 import { Agent } from 'node:https';
 import { X509Certificate, createHash } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
-import acme from 'acme-client';
+import type AcmeLib from 'acme-client';
+import type { Client } from 'acme-client';
 
 /**
  * The ACME side (RFC 8555) through acme-client: its HTTP instance is shared by
@@ -43,11 +44,30 @@ const isRateLimited = (r: AcmeHttpResponse | undefined): boolean => {
   return r.status === 429 || type === 'urn:ietf:params:acme:error:rateLimited';
 };
 
-let installed = false;
+type Acme = typeof AcmeLib;
 const trusted = new Set<string>();
-function install(): void {
-  if (installed) return;
-  installed = true;
+/** How many of `trusted` the HTTPS agent of acme-client's axios was made with. */
+let agentTrusts = 0;
+let loading: Promise<Acme> | undefined;
+
+/**
+ * acme-client, loaded by the first ACME call, not at the service's start: it
+ * brings node-forge, axios and @peculiar/x509 (about 1.4 MB of code), which a
+ * host that is not issuing a certificate right now does not need in memory.
+ */
+async function acmeLib(): Promise<Acme> {
+  const acme = await (loading ??= import('acme-client').then((m) => {
+    install(m.default);
+    return m.default;
+  }));
+  if (trusted.size !== agentTrusts) {
+    agentTrusts = trusted.size;
+    acme.axios.defaults.httpsAgent = new Agent({ ca: [...rootCertificates, ...trusted], keepAlive: false });
+  }
+  return acme;
+}
+
+function install(acme: Acme): void {
   const inst = acme.axios;
   // Only server errors and lost connections are retried by acme-client; 429 is ours (below).
   const settings = (inst.defaults as unknown as { acmeSettings: { retryMaxAttempts: number; retryDefaultDelay: number } }).acmeSettings;
@@ -77,22 +97,15 @@ function install(): void {
   handlers.unshift(mine);
 }
 
-/** Trusts these CAs (PEM) for the ACME server's HTTPS, besides the system's roots. */
+/** Trusts these CAs (PEM) for the ACME server's HTTPS, besides the system's roots (from the next ACME call on). */
 export function trustAcmeCa(pems: readonly string[]): void {
-  install();
-  let changed = false;
-  for (const p of pems) {
-    if (trusted.has(p)) continue;
-    trusted.add(p);
-    changed = true;
-  }
-  if (changed) acme.axios.defaults.httpsAgent = new Agent({ ca: [...rootCertificates, ...trusted], keepAlive: false });
+  for (const p of pems) trusted.add(p);
 }
 
 export type AcmeClientOptions = { directoryUrl: string; accountKey: string; accountUrl?: string | null | undefined };
 
-export function acmeClient(o: AcmeClientOptions): acme.Client {
-  install();
+export async function acmeClient(o: AcmeClientOptions): Promise<Client> {
+  const acme = await acmeLib();
   return new acme.Client({
     directoryUrl: o.directoryUrl,
     accountKey: o.accountKey,
@@ -104,20 +117,31 @@ export function acmeClient(o: AcmeClientOptions): acme.Client {
   });
 }
 
-export const acmeCrypto = acme.crypto;
+/** acme-client's key and CSR functions. */
+export async function acmeCrypto(): Promise<Acme['crypto']> {
+  return (await acmeLib()).crypto;
+}
 
 /** The directory object (for `renewalInfo`); axios through the same trust. */
 export async function directoryOf(url: string): Promise<Record<string, unknown>> {
-  install();
+  const acme = await acmeLib();
   const r = await acme.axios.get<Record<string, unknown>>(url, { timeout: 15_000 });
   if (r.status !== 200 || typeof r.data !== 'object') throw new Error(`the ACME directory answered ${r.status}`);
   return r.data;
 }
 
+/**
+ * The first PEM block of a chain (the leaf), as acme-client's splitPemChain(…)[0]
+ * gives it, without loading acme-client; undefined when there is none.
+ */
+export function firstPem(chainPem: string): string | undefined {
+  return /-----BEGIN ([A-Z0-9 ]+)-----\r?\n[\s\S]*?\r?\n-----END \1-----/.exec(chainPem)?.[0];
+}
+
 /** What a certificate PEM (its first, the leaf) says. */
 export type CertFacts = { serial: string; sha256: string; notBefore: number; notAfter: number; names: string[]; spkiSha256: string };
 export function certFacts(chainPem: string): CertFacts {
-  const leaf = acme.crypto.splitPemChain(chainPem)[0];
+  const leaf = firstPem(chainPem);
   if (!leaf) throw new Error('no certificate in the chain');
   const x = new X509Certificate(leaf);
   const names = (x.subjectAltName ?? '').split(/,\s*/).filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4).toLowerCase());
@@ -148,7 +172,7 @@ function derLength(buf: Buffer, i: number): { len: number; start: number } {
  * bytes. Null when the certificate has no AKI.
  */
 export function ariCertId(chainPem: string): string | null {
-  const leaf = acme.crypto.splitPemChain(chainPem)[0];
+  const leaf = firstPem(chainPem);
   if (!leaf) return null;
   const x = new X509Certificate(leaf);
   const der = x.raw;
@@ -178,6 +202,7 @@ export async function fetchRenewalInfo(directoryUrl: string, chainPem: string): 
   const base = dir.renewalInfo;
   const id = ariCertId(chainPem);
   if (typeof base !== 'string' || id === null) return null;
+  const acme = await acmeLib();
   const r = await acme.axios.get<{ suggestedWindow?: { start?: string; end?: string } }>(`${base.replace(/\/+$/, '')}/${id}`, { timeout: 15_000 });
   if (r.status !== 200) return null;
   const start = Date.parse(r.data.suggestedWindow?.start ?? '');

@@ -345,10 +345,10 @@ export class CertService {
     const box = this.d.box();
     let acct = await this.d.repo.account(id);
     if (!acct) {
-      const key = (await acmeCrypto.createPrivateEcdsaKey('P-256')).toString();
+      const key = (await (await acmeCrypto()).createPrivateEcdsaKey('P-256')).toString();
       acct = await this.d.repo.putAccount({ id, directory_url: s.directoryUrl, account_key: box.seal(key, sealContext('acme_accounts', id, 'account_key')), account_url: null, created_at: this.now });
     }
-    const client = acmeClient({ directoryUrl: s.directoryUrl, accountKey: box.open(acct.account_key, sealContext('acme_accounts', id, 'account_key')), accountUrl: acct.account_url });
+    const client = await acmeClient({ directoryUrl: s.directoryUrl, accountKey: box.open(acct.account_key, sealContext('acme_accounts', id, 'account_key')), accountUrl: acct.account_url });
     if (!acct.account_url) {
       this.say('registering the ACME account', 0.05);
       await client.createAccount({ termsOfServiceAgreed: true, ...(s.email ? { contact: [`mailto:${s.email}`] } : {}) });
@@ -381,8 +381,8 @@ export class CertService {
       const box = this.d.box();
       const ctx = sealContext('certificates', row.name, 'private_key');
       // The key is kept across renewals (a DANE 3 1 1 record stays true) unless asked for a new one or the old was revoked.
-      const keyPem = row.private_key !== null && !newKey ? box.open(row.private_key, ctx) : (await acmeCrypto.createPrivateEcdsaKey('P-256')).toString();
-      const [, csr] = await acmeCrypto.createCsr({ commonName: names[0] as string, altNames: names }, keyPem);
+      const keyPem = row.private_key !== null && !newKey ? box.open(row.private_key, ctx) : (await (await acmeCrypto()).createPrivateEcdsaKey('P-256')).toString();
+      const [, csr] = await (await acmeCrypto()).createCsr({ commonName: names[0] as string, altNames: names }, keyPem);
       const replaces = row.chain_pem !== null && (await this.offersAri()) ? ariCertId(row.chain_pem) : null;
       this.say(`ordering a certificate for ${names.join(', ')}`, 0.1);
       const order = await client.createOrder({ identifiers: names.map((value) => ({ type: 'dns', value })), ...(replaces ? { replaces } : {}) } as Parameters<typeof client.createOrder>[0]);

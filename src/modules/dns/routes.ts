@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { RouteKit } from '../route-types.js';
-import { DomainParam } from '../domains/index.js';
+import { DomainParam } from '../domain-param.schema.js';
 import type { DkimService } from './dkim.service.js';
 import type { DnsPlanService } from './plan.service.js';
 import { DeliverabilityBody, DeliverabilityReportSchema, DkimBody, DkimResultSchema, DnsPlanSchema, PlanQuery } from './schema.js';

@@ -8,7 +8,6 @@ export { domainCommands } from './commands.js';
 export type { DomainView } from './schema.js';
 export type { DomainService } from './domain.service.js';
 export type { DomainRow } from './domain.repository.js';
-export { DomainParam } from './schema.js';
 export type { DomainDeleting, DomainKeyMaker } from './domain.service.js';
 import type { DomainDeleting, DomainKeyMaker } from './domain.service.js';
 import type { EventSource } from '../module-types.js';

@@ -22,7 +22,7 @@ export const DomainSchema = Type.Object(
 );
 export type DomainView = Static<typeof DomainSchema>;
 
-export const DomainParam = Type.Object({ domain: Type.String({ maxLength: 253, description: 'id or name' }) });
+export { DomainParam } from '../domain-param.schema.js';
 export const DomainCreateBody = Type.Object(
   { name: Type.String({ maxLength: 253 }), generate_dkim: Type.Optional(Type.Boolean({ description: 'also make its DKIM keys and sign its mail with them' })) },
   { additionalProperties: false },

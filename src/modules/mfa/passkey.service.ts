@@ -1,4 +1,3 @@
-import { generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
 import type { AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Static } from '@sinclair/typebox';
 import type { Clock } from '../../shared/clock.js';
@@ -10,6 +9,13 @@ import type { MfaRepository } from './mfa.repository.js';
 import { PasskeyRepository } from './passkey.repository.js';
 import type { PasskeyRow } from './passkey.repository.js';
 import type { Passkey as PasskeySchema, PasskeyPolicy as PolicySchema, PasskeyPolicyPatch } from './passkey.schema.js';
+
+/**
+ * @simplewebauthn/server (with @peculiar/x509 and its ASN.1 stack, about half a
+ * megabyte of code), loaded by the first passkey ceremony, not at every start.
+ */
+let webauthn: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const simpleWebAuthn = (): Promise<typeof import('@simplewebauthn/server')> => (webauthn ??= import('@simplewebauthn/server'));
 
 export type PasskeyView = Static<typeof PasskeySchema>;
 export type PasskeyPolicyView = Static<typeof PolicySchema>;
@@ -92,7 +98,7 @@ export class PasskeyService {
   async registrationOptions(): Promise<PublicKeyCredentialCreationOptionsJSON> {
     const { rpId } = this.rp();
     const existing = await this.repo.all();
-    return generateRegistrationOptions({
+    return (await simpleWebAuthn()).generateRegistrationOptions({
       rpName: this.settings.rpName,
       rpID: rpId,
       userName: this.username,
@@ -112,7 +118,7 @@ export class PasskeyService {
     if (trimmed === '') throw new AppError('validation', 'name must not be empty', { errors: [{ path: 'body.name', message: 'must not be empty' }] });
     let info;
     try {
-      const r = await verifyRegistrationResponse({
+      const r = await (await simpleWebAuthn()).verifyRegistrationResponse({
         response,
         expectedChallenge,
         expectedOrigin: origin,
@@ -168,7 +174,7 @@ export class PasskeyService {
   async authenticationOptions(passwordless: boolean): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const { rpId } = this.rp();
     const keys = passwordless ? [] : await this.repo.all();
-    return generateAuthenticationOptions({
+    return (await simpleWebAuthn()).generateAuthenticationOptions({
       rpID: rpId,
       timeout: this.settings.timeoutSeconds * 1000,
       userVerification: passwordless ? 'required' : this.settings.userVerification,
@@ -195,7 +201,7 @@ export class PasskeyService {
     const stored = Number(passkey.counter);
     let info;
     try {
-      const r = await verifyAuthenticationResponse({
+      const r = await (await simpleWebAuthn()).verifyAuthenticationResponse({
         response,
         expectedChallenge,
         expectedOrigin: origin,
