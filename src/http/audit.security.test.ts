@@ -4,7 +4,7 @@ import type { TestDatabase } from '../../test/helpers/dialects.js';
 import { startTestApp } from '../../test/helpers/app.js';
 import type { TestApp } from '../../test/helpers/app.js';
 import { call, login } from '../../test/helpers/flows.js';
-import { oathtoolCode, oathtoolInstalled } from '../../test/helpers/totp.js';
+import { oathtoolCode, oathtoolInstalled, previousStepCode } from '../../test/helpers/totp.js';
 import { skipNotice } from '../../test/helpers/services.js';
 import { summarize } from '../modules/audit/index.js';
 
@@ -73,7 +73,7 @@ for (const dialect of DIALECTS) {
       const totpSecret = secret(String(enroll.body.secret));
       const wrong = oathtoolCode(totpSecret, Date.now() + 10 * 60_000);
       expect((await api('POST', '/auth/mfa/totp/confirm', { code: wrong })).status).toBe(400);
-      const code = oathtoolCode(totpSecret, Date.now() - 30_000);
+      const code = await previousStepCode(totpSecret);
       expect((await api('POST', '/auth/mfa/totp/confirm', { code })).status).toBe(200);
       expect((await login(t, secret('Wrong-Admin-Pw-1234'))).status).toBe(401);
       expect((await call(t, 'POST', '/domains', `Basic ${Buffer.from(`admin:${secret('Wrong-Basic-Pw-5678')}`).toString('base64')}`, { name: 'x.org' })).status).toBe(401);

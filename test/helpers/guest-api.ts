@@ -6,7 +6,7 @@
  */
 import { expect } from 'vitest';
 import type { Guest } from './nspawn.js';
-import { oathtoolCode } from './totp.js';
+import { oathtoolCode, previousStepCode } from './totp.js';
 
 export type Reply = { status: number; body: Record<string, unknown> };
 export const API = 'http://127.0.0.1:8080';
@@ -35,7 +35,7 @@ export async function enrolTotp(g: Guest, user: string, password: string): Promi
   expect(enrol, JSON.stringify(enrol.body)).toMatchObject({ status: 200 });
   const secret = String(enrol.body.secret);
   // The previous step's code: the current step stays free for the sign-in.
-  const confirm = await api(g, 'POST', '/auth/mfa/totp/confirm', basic, { code: oathtoolCode(secret, Date.now() - 30_000) });
+  const confirm = await api(g, 'POST', '/auth/mfa/totp/confirm', basic, { code: (await previousStepCode(secret)) });
   expect(confirm.status, JSON.stringify(confirm.body)).toBe(200);
   return secret;
 }

@@ -46,3 +46,15 @@ function rfc6238(secret: string, at: number): string {
   const o = h[h.length - 1]! & 0xf;
   return String((h.readUInt32BE(o) & 0x7fffffff) % 1_000_000).padStart(6, '0');
 }
+
+/**
+ * The code of the step before the current one, for an enrolment whose next
+ * sign-in uses the current step's code (a step is used once). The server
+ * accepts one step either side, so this code is good only until the current
+ * step ends: if less than 5 s of it are left (a loaded machine may take that
+ * long to send the request), this waits for the next step first.
+ */
+export async function previousStepCode(secret: string): Promise<string> {
+  while (Date.now() % 30_000 > 25_000) await new Promise((r) => setTimeout(r, 200));
+  return oathtoolCode(secret, Date.now() - 30_000);
+}

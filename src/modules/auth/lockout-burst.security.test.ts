@@ -8,7 +8,7 @@ import { ADMIN_PASSWORD, startTestApp } from '../../../test/helpers/app.js';
 import type { TestApp } from '../../../test/helpers/app.js';
 import { isolatedRedisUrl, redisAvailable } from '../../../test/helpers/redis.js';
 import { enableTotp } from '../../../test/helpers/flows.js';
-import { oathtoolCode, oathtoolInstalled } from '../../../test/helpers/totp.js';
+import { oathtoolCode, oathtoolInstalled, previousStepCode } from '../../../test/helpers/totp.js';
 import { skipNotice } from '../../../test/helpers/services.js';
 import { AdminCredentials } from './admin-credentials.js';
 import { MfaService } from '../mfa/mfa.service.js';
@@ -179,7 +179,7 @@ for (const shape of shapes) {
       setup = await shape.start({});
       const first = setup.apps[0] as TestApp;
       const secret = String((await call(first, 'POST', '/auth/mfa/totp/enroll', first.basic())).body.secret);
-      const confirm = await call(first, 'POST', '/auth/mfa/totp/confirm', first.basic(), { code: oathtoolCode(secret, Date.now() - 30_000) });
+      const confirm = await call(first, 'POST', '/auth/mfa/totp/confirm', first.basic(), { code: (await previousStepCode(secret)) });
       const right = (confirm.body.recovery_codes as string[])[0] as string;
       const challenges: string[] = [];
       for (let i = 0; i < 40; i += 1) {

@@ -4,7 +4,7 @@ import type { TestDatabase } from '../../../test/helpers/dialects.js';
 import { startTestApp } from '../../../test/helpers/app.js';
 import type { TestApp } from '../../../test/helpers/app.js';
 import { call, login, post, signInWithTotp } from '../../../test/helpers/flows.js';
-import { oathtoolCode, oathtoolInstalled } from '../../../test/helpers/totp.js';
+import { oathtoolCode, oathtoolInstalled, previousStepCode } from '../../../test/helpers/totp.js';
 import { skipNotice } from '../../../test/helpers/services.js';
 
 const haveOathtool = oathtoolInstalled();
@@ -30,7 +30,7 @@ for (const dialect of DIALECTS) {
     /** Enrols TOTP with Basic; returns the secret and the codes the confirmation showed. */
     const enable = async (): Promise<{ secret: string; codes: string[] }> => {
       const secret = String((await call(t, 'POST', '/auth/mfa/totp/enroll', t.basic())).body.secret);
-      const confirm = await call(t, 'POST', '/auth/mfa/totp/confirm', t.basic(), { code: oathtoolCode(secret, Date.now() - 30_000) });
+      const confirm = await call(t, 'POST', '/auth/mfa/totp/confirm', t.basic(), { code: (await previousStepCode(secret)) });
       expect(confirm.status).toBe(200);
       return { secret, codes: confirm.body.recovery_codes as string[] };
     };
@@ -149,7 +149,7 @@ describe('recovery codes and the lockout', async () => {
     const t = await startTestApp(db.url, { MAILSVC_API_AUTH_FAIL_LIMIT: '3' });
     try {
       const secret = String((await call(t, 'POST', '/auth/mfa/totp/enroll', t.basic())).body.secret);
-      const codes = (await call(t, 'POST', '/auth/mfa/totp/confirm', t.basic(), { code: oathtoolCode(secret, Date.now() - 30_000) })).body.recovery_codes as string[];
+      const codes = (await call(t, 'POST', '/auth/mfa/totp/confirm', t.basic(), { code: (await previousStepCode(secret)) })).body.recovery_codes as string[];
       const c = await login(t);
       for (let i = 0; i < 3; i += 1) {
         expect((await post(t, '/auth/mfa/verify', { challenge_id: c.body.challenge_id, method: 'recovery', code: 'aaaaa-aaaaa' })).status).toBe(401);
