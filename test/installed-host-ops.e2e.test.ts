@@ -212,6 +212,11 @@ describe.skipIf(missing !== null)('installed host: the mail daemons wired as doc
     expect(forced.body.confirm_by).toEqual(expect.any(String));
     expect(await nftMailsvc()).toMatch(/10\.0\.0\.0\/8/);
     await until('the unconfirmed change to revert', async () => ((await nftMailsvc()) === applied ? true : undefined), 90_000);
+    // The stored rules follow the revert of the ruleset (the service records it once the helper's deadline fired).
+    await until('the stored rules to be the open ones again', async () => {
+      const rules = ((await call('GET', '/admin/firewall')).body as { 'firewall-rules-json'?: { ports?: string; source?: string }[] })['firewall-rules-json'];
+      return rules?.length === 1 && rules[0]?.ports === 'ssh mail web' && rules[0]?.source === '' ? true : undefined;
+    }, 60_000);
     expect((await call('GET', '/admin/firewall')).body).toMatchObject({ 'firewall-rules-json': open });
     // Forced and confirmed: it stays past the deadline.
     expect((await viaProxy('PUT', '/admin/firewall?force=true', { 'firewall-rules-json': closed })).status).toBe(200);

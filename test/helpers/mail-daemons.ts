@@ -38,14 +38,24 @@ export function mailDaemonsUnavailable(): string | null {
   return process.getuid?.() === 0 ? null : 'Postfix and Dovecot need root to start';
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer().once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+/** The ports handed out in this process: the kernel may give a port just closed again, and two daemons of one test must not get the same. */
+const handedOut = new Set<number>();
+
+export async function freePort(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = createServer().once('error', reject);
+      srv.listen(0, '127.0.0.1', () => {
+        const addr = srv.address();
+        srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error('no free port that this process has not handed out already');
 }
 
 /** Each `from` must occur in the text: deploy/ changing under the tests should fail, not pass. */
