@@ -1,4 +1,5 @@
 import { api, getOnce, prefetch, qs } from '../api';
+import type { ApiError } from '../api';
 import { ErrorNote, Page, useLoad, when } from '../ui';
 import { TrafficChart } from '../chart';
 import type { Timeline } from '../chart';
@@ -92,7 +93,7 @@ export function Dashboard() {
         </div>
         <div class="card">
           <h2>Mail queue</h2>
-          <ErrorNote error={counts.error} />
+          {absentDaemon(counts.error) ? <p class="muted" data-testid="queue-absent">{counts.error?.detail}</p> : <ErrorNote error={counts.error} />}
           {counts.data && <QueueChart counts={counts.data} />}
           {counts.data && (
             <table>
@@ -167,6 +168,11 @@ function HostCheck({ report }: { report: Doctor }) {
       <p class="muted"><small>The same checks as <code>mailsvc doctor</code> on the host.</small></p>
     </>
   );
+}
+
+/** A daemon this host does not have (503: "… is not installed here" or "… is not set up here"): said once, quietly, not as an error. */
+function absentDaemon(e: ApiError | null): boolean {
+  return e !== null && e.status === 503 && /is not (installed|set up) here/.test(e.detail);
 }
 
 /** The queue by state as small bars (SVG drawn here; each bar carries its number in words too). */
