@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { TLiteral, TOptional, TUnion } from '@sinclair/typebox';
-import { AppError } from '../shared/errors.js';
+import { queryError } from '../shared/errors.js';
 
 /** A list's order: one of its fields, ascending or descending. */
 export type Sort<F extends string> = { field: F; desc: boolean };
@@ -31,7 +31,7 @@ export function sortOf<F extends string>(raw: string | undefined, fields: readon
   const field = (desc ? raw.slice(1) : raw) as F;
   if (!fields.includes(field)) {
     const message = `must be one of ${fields.flatMap((f) => [f, `-${f}`]).join(', ')}`;
-    throw new AppError('validation', `sort: ${message}`, { errors: [{ path: 'querystring.sort', message }] });
+    throw queryError('sort', message);
   }
   return { field, desc };
 }

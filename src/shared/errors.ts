@@ -28,3 +28,6 @@ export class AppError extends Error {
 
 export const badRequest = (detail: string): AppError => new AppError('bad_request', detail);
 export const unauthenticated = (detail: string): AppError => new AppError('unauthenticated', detail);
+
+/** A query parameter the route's schema lets through but the service refuses: 422 naming `querystring.<field>`. */
+export const queryError = (field: string, message: string): AppError => new AppError('validation', `${field}: ${message}`, { errors: [{ path: `querystring.${field}`, message }] });

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Limits } from '../../shared/send-rate.js';
-import { AppError, badRequest } from '../../shared/errors.js';
+import { AppError, badRequest, queryError } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import { normalizeAddress, refuseControlChars } from '../../shared/mail-names.js';
 import { isUniqueViolation } from '../../shared/db-errors.js';
@@ -118,7 +118,7 @@ export class AccountService {
     const q = filter.q?.trim().toLowerCase();
     if (q !== undefined && !/^[a-z0-9.@_+=-]{0,254}$/.test(q)) {
       const message = 'letters, digits and . @ _ + = - only (part of an address)';
-      throw new AppError('validation', `q: ${message}`, { errors: [{ path: 'querystring.q', message }] });
+      throw queryError('q', message);
     }
     const domainId = filter.domain === undefined ? undefined : (await this.domains.resolve(filter.domain)).id;
     const { rows, total } = await this.repo.list({ ...(domainId === undefined ? {} : { domainId }), ...(q ? { contains: q } : {}) }, page, order);

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { AliasTable } from './tables.js';
-import { AppError, badRequest } from '../../shared/errors.js';
+import { AppError, badRequest, queryError } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import { normalizeAddress, normalizeAliasSource } from '../../shared/mail-names.js';
 import { isUniqueViolation } from '../../shared/db-errors.js';
@@ -81,7 +81,7 @@ export class AliasService {
     const text = filter.q?.trim().toLowerCase();
     if (text !== undefined && !/^[a-z0-9.@_+=-]{0,320}$/.test(text)) {
       const message = 'letters, digits and . @ _ + = - only (part of an address)';
-      throw new AppError('validation', `q: ${message}`, { errors: [{ path: 'querystring.q', message }] });
+      throw queryError('q', message);
     }
     const domainId = filter.domain === undefined ? undefined : (await this.domains.resolve(filter.domain)).id;
     let q = this.query();

@@ -74,6 +74,12 @@ export class TokenService {
     return entry;
   }
 
+  /** The cached row of `id` while it may be trusted: read under the same revocation counter, and not older than CACHE_MAX_AGE_MS. */
+  private cached(id: string, generation: number | null, now: number): Cached | undefined {
+    const hit = this.cache.get(id);
+    return hit !== undefined && hit.generation === generation && now - hit.at < CACHE_MAX_AGE_MS ? hit : undefined;
+  }
+
   /** The row's verdict on the secret at `now`: null when revoked, expired, not an admin token or not its secret. */
   private principalOf(entry: Cached, secret: string, now: number): TokenPrincipal | null {
     const row = entry.row;
@@ -92,8 +98,7 @@ export class TokenService {
     const g = this.revocations.generation();
     const generation = typeof g === 'number' || g === null ? g : await g;
     const now = this.clock.now();
-    const hit = this.cache.get(parts.id);
-    const entry = hit !== undefined && hit.generation === generation && now - hit.at < CACHE_MAX_AGE_MS ? hit : await this.read(parts.id, now, generation);
+    const entry = this.cached(parts.id, generation, now) ?? (await this.read(parts.id, now, generation));
     if (!entry) return null;
     const principal = this.principalOf(entry, parts.secret, now);
     if (principal && generation === null && (await this.revocations.isRevoked(principal.tokenId, entry.row.created_at))) return null;
@@ -112,9 +117,8 @@ export class TokenService {
     const generation = this.revocations.generationNow();
     if (generation === undefined) return undefined;
     const now = this.clock.now();
-    const hit = this.cache.get(parts.id);
-    if (hit === undefined || hit.generation !== generation || now - hit.at >= CACHE_MAX_AGE_MS) return undefined;
-    return this.principalOf(hit, parts.secret, now);
+    const hit = this.cached(parts.id, generation, now);
+    return hit === undefined ? undefined : this.principalOf(hit, parts.secret, now);
   }
 
   /** Revokes the token when it is genuine; an unknown token is a no-op. */

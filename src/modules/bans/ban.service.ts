@@ -1,5 +1,5 @@
 import type { Fail2banClient, JailBan } from '../../adapters/fail2ban/client.js';
-import { AppError } from '../../shared/errors.js';
+import { AppError, queryError } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import { parseIpNet, parseLooseNet } from '../../shared/ip-net.js';
 import type { IpNet } from '../../shared/ip-net.js';
@@ -19,7 +19,6 @@ export type BanFilter = { q?: string | undefined; jail?: string | undefined };
 /** Who asks: their subject for the record, and the address they call from (null when local). */
 export type BanCaller = { subject: string; address: string | null };
 
-const invalidQuery = (field: string, message: string): AppError => new AppError('validation', `${field}: ${message}`, { errors: [{ path: `querystring.${field}`, message }] });
 const invalid = (field: string, message: string): AppError => new AppError('validation', `${field}: ${message}`, { errors: [{ path: field, message }] });
 
 /** The widest networks a manual ban may name. */
@@ -72,9 +71,9 @@ export class BanService {
   async listAll(sort?: string, filter: BanFilter = {}): Promise<BanView[]> {
     const order = sortOf(sort, BAN_SORT);
     const q = filter.q?.trim().toLowerCase();
-    if (q !== undefined && !/^[0-9a-f.:/]{0,64}$/.test(q)) throw invalidQuery('q', 'hex digits, dots, colons and / only (part of an address or network)');
+    if (q !== undefined && !/^[0-9a-f.:/]{0,64}$/.test(q)) throw queryError('q', 'hex digits, dots, colons and / only (part of an address or network)');
     const jail = filter.jail?.trim();
-    if (jail !== undefined && jail !== '' && !/^[A-Za-z0-9_.@-]{1,64}$/.test(jail)) throw invalidQuery('jail', 'a jail name: letters, digits and . _ - @ only');
+    if (jail !== undefined && jail !== '' && !/^[A-Za-z0-9_.@-]{1,64}$/.test(jail)) throw queryError('jail', 'a jail name: letters, digits and . _ - @ only');
     const jails = await this.f2b.jails();
     const merged = new Map<string, { jails: string[]; bans: JailBan[] }>();
     for (const jail of jails) {

@@ -1,4 +1,4 @@
-import { AppError } from '../../shared/errors.js';
+import { AppError, queryError } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import { normalizeDomain } from '../../shared/mail-names.js';
 import { isUniqueViolation } from '../../shared/db-errors.js';
@@ -83,7 +83,7 @@ export class DomainService {
     const q = filter.q?.trim().toLowerCase();
     if (q !== undefined && !/^[a-z0-9.-]{0,253}$/.test(q)) {
       const message = 'letters, digits, dots and hyphens only (an IDN in its xn-- form)';
-      throw new AppError('validation', `q: ${message}`, { errors: [{ path: 'querystring.q', message }] });
+      throw queryError('q', message);
     }
     const { rows, total } = await this.repo.list(page, q || undefined, order);
     return { items: rows.map(presentDomain), total, ...page };
