@@ -107,18 +107,19 @@ export class Deployer implements CertificateDeployer {
    * serving it: a port that does not answer (a daemon restarting) is waited
    * for, a port that answers with the old certificate is given `settleMs`.
    */
-  private async readUntil(targets: readonly PortTarget[], sha256: string, ms: number): Promise<PortReading[]> {
+  private async readUntil(targets: readonly PortTarget[], sha256: string | ((served: string | undefined) => boolean), ms: number): Promise<PortReading[]> {
+    const good = typeof sha256 === 'string' ? (served: string | undefined) => served === sha256 : sha256;
     const end = this.clock.now() + ms;
     let answeredSince: number | null = null;
     let readings = await this.prober.read(targets);
     for (;;) {
       const now = this.clock.now();
-      if (readings.every((r) => r.served?.sha256 === sha256) || now >= end) return readings;
+      if (readings.every((r) => good(r.served?.sha256)) || now >= end) return readings;
       if (readings.every((r) => r.served)) answeredSince ??= now;
       else answeredSince = null;
       if (answeredSince !== null && now - answeredSince >= this.opts.settleMs) return readings;
       await sleep(this.opts.pollMs);
-      const again = await this.prober.read(readings.filter((r) => r.served?.sha256 !== sha256));
+      const again = await this.prober.read(readings.filter((r) => !good(r.served?.sha256)));
       readings = readings.map((r) => again.find((a) => a.kind === r.kind && a.port === r.port) ?? r);
     }
   }
@@ -184,9 +185,23 @@ export class Deployer implements CertificateDeployer {
       (r) => helperJson(r.stdout, 'tls-rollback'),
       (err: unknown) => ({ ok: false, detail: err instanceof Error ? err.message : String(err) }) as Record<string, unknown>,
     );
-    const back = rollback.ok === true ? 'the daemons were pointed back at the previous certificate' : `the rollback failed too: ${typeof rollback.detail === 'string' ? rollback.detail : 'no reason given'}`;
+    const back = rollback.ok === true ? await this.proveRollback(proving, sha256, typeof rollback.sha256 === 'string' ? rollback.sha256 : null) : `the rollback failed too: ${typeof rollback.detail === 'string' ? rollback.detail : 'no reason given'}`;
     const detail = `${name} is not served on ${failed.map((p) => `${p.service}:${p.port}`).join(', ')} even after a restart; ${back}`;
     return this.finish(name, sha256, false, detail, ports);
+  }
+
+  /**
+   * After a failed deploy's rollback: reads the ports until they serve the
+   * previous certificate again (`previous`, or when the previous files were
+   * the administrator's own, anything but the certificate that failed), so the
+   * report says what is on the wire, not only what the helper changed.
+   */
+  private async proveRollback(targets: readonly PortTarget[], failed: string, previous: string | null): Promise<string> {
+    const readings = await this.readUntil(targets, previous ?? ((served) => served !== undefined && served !== failed), this.opts.restartWaitMs);
+    const still = readings.filter((r) => (previous === null ? r.served?.sha256 === failed || !r.served : r.served?.sha256 !== previous));
+    if (still.length === 0) return 'the daemons were pointed back at the previous certificate, which every port serves again';
+    this.log().warn({ tls: { certificate: failed, ports: still.map((r) => `${r.kind}:${r.port}`) } }, 'previous certificate not served after the rollback');
+    return `the daemons were pointed back at the previous certificate, but ${still.map((r) => `${r.kind}:${r.port}`).join(', ')} ${still.length === 1 ? 'does' : 'do'} not serve it yet: run mailsvc tls check`;
   }
 
   /** `mailsvc tls rollback`: the daemons the last deploy of `name` changed pointed back (the helper's tls-rollback). */
