@@ -160,6 +160,8 @@ describe.skipIf(unavailable !== null)('the user portal in Chromium (360 px, keyb
     await page.keyboard.press('Enter');
     await expect.poll(async () => `${await page.locator('#status').textContent()}|${await page.locator('#error').textContent()}|${JSON.stringify(at)}`, WAIT).toMatch(/^Revoked phone\.\|\|/);
     expect(await t.ctx.appPasswords.list(ALICE)).toEqual([]);
+    // The revoke is said once the list is drawn again and the focus is back in the name field (where the next one is made).
+    expect((await focused()).id).toBe('ap-name');
     await page.locator('#signout').focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Sign in to your mailbox' }).waitFor();

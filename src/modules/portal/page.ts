@@ -161,7 +161,7 @@ async function loadAppPasswords() {
     li.textContent = p.name + (p.expires_at ? ' (until ' + p.expires_at.slice(0, 10) + ')' : '') + (p.active ? '' : ' (expired)');
     const b = document.createElement('button'); b.type = 'button'; b.textContent = 'Revoke';
     b.setAttribute('aria-label', 'Revoke ' + p.name);
-    b.addEventListener('click', guard(async () => { await api('DELETE', 'app-passwords/' + encodeURIComponent(p.id)); say('Revoked ' + p.name + '.'); await loadAppPasswords(); $('ap-name').focus(); }));
+    b.addEventListener('click', guard(async () => { await api('DELETE', 'app-passwords/' + encodeURIComponent(p.id)); await loadAppPasswords(); $('ap-name').focus(); say('Revoked ' + p.name + '.'); }));
     li.append(b); list.append(li);
   }
 }
@@ -182,12 +182,12 @@ $('ap-form').addEventListener('submit', guard(async () => {
   if ($('ap-expires').value) body.expires_at = $('ap-expires').value + 'T23:59:59Z';
   const p = await api('POST', 'app-passwords', body);
   $('ap-new').hidden = false; $('ap-new').textContent = 'New app password for ' + p.name + ': ' + p.password + ' (copy it now: it is not shown again)';
-  $('ap-name').value = ''; say('App password made.'); await loadAppPasswords();
+  $('ap-name').value = ''; await loadAppPasswords(); say('App password made.');
 }));
 $('profile-form').addEventListener('submit', guard(async () => {
   const blob = await api('POST', 'device-profile', { app_password_name: $('profile-name').value });
   const a = document.createElement('a'); a.href = URL.createObjectURL(blob); a.download = 'mail.mobileconfig'; a.click();
-  say('Profile downloaded; it holds a new app password.'); await loadAppPasswords();
+  await loadAppPasswords(); say('Profile downloaded; it holds a new app password.');
 }));
 $('fw-form').addEventListener('submit', guard(async () => {
   const to = $('fw-to').value.trim();
@@ -207,7 +207,7 @@ $('totp-start').addEventListener('click', guard(async () => {
 }));
 $('totp-form').addEventListener('submit', guard(async () => {
   await api('POST', $('totp-form').dataset.mode === 'disable' ? 'totp/disable' : 'totp/confirm', { code: $('totp-code').value });
-  $('totp-code').value = ''; $('totp-form').hidden = true; $('totp-enrol').hidden = true; say('Authenticator setting saved.'); await load();
+  $('totp-code').value = ''; $('totp-form').hidden = true; $('totp-enrol').hidden = true; await load(); say('Authenticator setting saved.');
 }));
 api('GET', 'session').then(async (s) => { csrf = s.csrf; show(true); await load(); }, () => { $('signin').hidden = false; });
 `;
