@@ -4,8 +4,14 @@
 --
 -- Protocol, one line each way per request, on a connection each auth-worker
 -- keeps (and makes again when the hook closed it):
---   AUTH\t<protocol>\t<remote_ip>\t<hex(user)>\t<hex(password)>\n
---   OK\t<hex(canonical user)>\n | FAIL\n | ERROR\t<reason>\n
+--   AUTH\t<protocol>\t<remote_ip>\t<hex(user)>\t<hex(password)>\tuserdb\n
+--   OK\t<hex(canonical user)>[\t<hex(name=value)>…]\n | FAIL\n | ERROR\t<reason>\n
+-- The name=value fields after OK are the account's userdb fields (what the SQL
+-- userdb's user_query returns: user, and quota_rule with a quota); they are
+-- returned as userdb_<name>, so the prefetch userdb answers the login's userdb
+-- lookup and Dovecot skips the SQL userdb. A hook from before the prefetch
+-- userdb refuses the `userdb` field (ERROR malformed request): the request is
+-- then sent again without it and the SQL userdb answers as before.
 --
 -- Any failure to get an answer (socket missing, refused, slow, garbled, ERROR)
 -- is an internal failure, so that `result_internalfail = continue` hands the
@@ -105,24 +111,40 @@ local function ask_hook(line)
   return answer, err
 end
 
+-- The userdb_ fields of an OK answer's `\t<hex(name=value)>` list; nil if one is garbled.
+local function userdb_fields(list, fields)
+  if (list:gsub("\t%x+", "")) ~= "" then return nil end
+  for item in list:gmatch("\t([^\t]*)") do
+    local pair = unhex(item)
+    local name, value = (pair or ""):match("^([a-z_]+)=(.*)$")
+    if not name or value:find("[%c]") then return nil end
+    fields["userdb_" .. name] = value
+  end
+  return fields
+end
+
 function auth_password_verify(req, pass)
-  local line = table.concat({
+  local request = table.concat({
     "AUTH", field(req.service), field(req.remote_ip), hex(req.user or ""), hex(pass or ""),
-  }, "\t") .. "\n"
-  local answer, err = ask_hook(line)
+  }, "\t")
+  local answer, err = ask_hook(request .. "\tuserdb\n")
+  if answer == "ERROR\tmalformed request" then
+    answer, err = ask_hook(request .. "\n")
+  end
   if not answer then
     return dovecot.auth.PASSDB_RESULT_INTERNAL_FAILURE, "mailsvc auth hook unavailable: " .. err
   end
   if answer == "FAIL" then
     return dovecot.auth.PASSDB_RESULT_PASSWORD_MISMATCH, "mailsvc auth hook: wrong credentials"
   end
-  local canonical_hex = answer:match("^OK\t(%x+)$")
+  local canonical_hex, list = answer:match("^OK\t(%x+)(.*)$")
   if canonical_hex then
     local canonical = unhex(canonical_hex)
-    if canonical and not canonical:find("[%c%s]") then
-      -- `user` renames the login to the account's canonical address, so the
-      -- userdb lookup, mail_location and doveadm all see one name.
-      return dovecot.auth.PASSDB_RESULT_OK, { user = canonical }
+    -- `user` renames the login to the account's canonical address, so the
+    -- userdb lookup, mail_location and doveadm all see one name.
+    local fields = canonical and not canonical:find("[%c%s]") and userdb_fields(list, { user = canonical })
+    if fields then
+      return dovecot.auth.PASSDB_RESULT_OK, fields
     end
   end
   local reason = answer:match("^ERROR\t(.*)$")

@@ -15,8 +15,13 @@ export type RecordServerOptions = {
   maxUnreadAnswerBytes?: number;
 };
 
-/** What a handler answers: a text, or `null` to close the connection without an answer. */
-export type RecordHandler = (record: string) => Promise<string | null>;
+/**
+ * What a handler answers: a text; a text and work to start once it is written
+ * (or, should the connection be gone by then, once it cannot be); or `null`
+ * to close the connection without an answer.
+ */
+export type RecordAnswer = string | { text: string; afterWrite: () => void } | null;
+export type RecordHandler = (record: string) => Promise<RecordAnswer>;
 
 const DEFAULT_IN_FLIGHT = 4;
 
@@ -89,15 +94,20 @@ export function serveRecords(socket: Socket, opts: RecordServerOptions, handle: 
       inFlight--;
       return;
     }
-    let text: string | null;
+    let out: RecordAnswer;
     try {
-      text = await handle(record);
+      out = await handle(record);
     } catch (err) {
-      text = onError(err);
+      out = onError(err);
     }
     inFlight--;
     served++;
-    if (socket.destroyed || ending) return;
+    const text = out !== null && typeof out === 'object' ? out.text : out;
+    const afterWrite = out !== null && typeof out === 'object' ? out.afterWrite : undefined;
+    if (socket.destroyed || ending) {
+      afterWrite?.();
+      return;
+    }
     if (text === null) {
       // Close after the answers already written; read nothing more.
       ending = true;
@@ -108,6 +118,7 @@ export function serveRecords(socket: Socket, opts: RecordServerOptions, handle: 
       return;
     }
     socket.write(text);
+    afterWrite?.();
     // Yield to the event loop between records, so that records answered
     // without any I/O cannot keep the API and other connections waiting.
     nextTurn(pump);

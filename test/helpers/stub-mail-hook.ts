@@ -33,7 +33,11 @@ function closeServer(server: Server, sockets: Set<Socket>): Promise<void> {
  * The hook protocol: `AUTH\t<protocol>\t<ip>\t<hex user>\t<hex password>` per
  * line, answered `OK\t<hex canonical user>`, `FAIL` or `ERROR\t<reason>`.
  * `accept` maps a lowercase address to the passwords that log it in;
- * `logins` maps other login names to their canonical address.
+ * `logins` maps other login names to their canonical address. It speaks the
+ * protocol from before the userdb fields on purpose: deploy's Lua script asks
+ * with `\tuserdb`, gets `ERROR\tmalformed request` and asks again without it,
+ * so the tests using this stub also prove an upgraded script works with an
+ * older mailsvc (the SQL userdb then answers).
  */
 export async function startStubMailHook(
   socketPath: string,

@@ -11,8 +11,8 @@ export type { AppPasswordCreated, AppPasswordView } from './schema.js';
 export { AppPasswordCreated as AppPasswordCreatedSchema, AppPasswordSchema } from './schema.js';
 export type { AppPasswordService } from './app-password.service.js';
 
-/** What the mail login path asks: is this an app password of that account? */
-export type AppPasswordVerifier = Pick<AppPasswordService, 'verify'>;
+/** What the mail login path asks: the account, and is this an app password of it? Then: record its use. */
+export type AppPasswordVerifier = Pick<AppPasswordService, 'findLogin' | 'recordUse'>;
 
 export function createAppPasswordsModule(infra: Pick<Infra, 'db' | 'dialect' | 'box' | 'clock'>, deps: { accounts: AccountLookup }) {
   let key: Promise<Buffer> | undefined;

@@ -1,5 +1,4 @@
 import type { Infra } from '../../infra/index.js';
-import type { AccountLookup } from '../accounts/index.js';
 import type { AppPasswordVerifier } from '../app-passwords/index.js';
 import { startHookServer } from './hook-server.js';
 import type { HookListen } from './hook-server.js';
@@ -10,8 +9,8 @@ export type { MailAuthRequest, MailAuthResult, MailAuthService } from './mail-au
 export type { HookListen } from './hook-server.js';
 
 /** The check behind Dovecot's passdb, and the socket Dovecot's Lua passdb asks. */
-export function createMailAuthModule(infra: Pick<Infra, 'log' | 'instruments'>, deps: { accounts: Pick<AccountLookup, 'findForLogin'>; appPasswords: AppPasswordVerifier }) {
-  const service = new MailAuthService(deps.accounts, deps.appPasswords, infra.log);
+export function createMailAuthModule(infra: Pick<Infra, 'log' | 'instruments'>, deps: { appPasswords: AppPasswordVerifier }) {
+  const service = new MailAuthService(deps.appPasswords, infra.log);
   // The hook's decisions and their latency, for GET /metrics.
   const timed = {
     check: async (req: MailAuthRequest): Promise<MailAuthResult> => {

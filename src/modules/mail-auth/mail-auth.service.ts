@@ -1,10 +1,23 @@
 import type { Logger } from 'pino';
 import { verifyMailPassword } from '../accounts/index.js';
-import type { AccountLookup } from '../accounts/index.js';
 import type { AppPasswordVerifier } from '../app-passwords/index.js';
 
 export type MailAuthRequest = { user: string; password: string; protocol: string; remoteIp: string };
-export type MailAuthResult = { ok: true; user: string; via: 'app_password' | 'primary' } | { ok: false };
+export type MailAuthResult =
+  | {
+      ok: true;
+      user: string;
+      via: 'app_password' | 'primary';
+      /** The account's quota (0: none), for the userdb fields the hook may answer with. */
+      quotaBytes: number;
+      /**
+       * Bookkeeping that does not decide the answer (the app password's last
+       * use), for the caller to run once the answer is on its way; it logs its
+       * own failures and never rejects.
+       */
+      afterAnswer?: () => Promise<void>;
+    }
+  | { ok: false };
 
 /**
  * The check behind Dovecot's passdb (and so Postfix SMTP AUTH): an active,
@@ -13,24 +26,28 @@ export type MailAuthResult = { ok: true; user: string; via: 'app_password' | 'pr
  */
 export class MailAuthService {
   constructor(
-    private readonly accounts: Pick<AccountLookup, 'findForLogin'>,
     private readonly appPasswords: AppPasswordVerifier,
     private readonly log: Logger,
   ) {}
 
   async check(req: MailAuthRequest): Promise<MailAuthResult> {
     const user = req.user.trim().toLowerCase();
-    const account = user.includes('@') && user.length <= 320 ? await this.accounts.findForLogin(user) : undefined;
-    if (!account || account.active !== 1 || account.domain_active !== 1) return this.refuse(req, 'unknown or inactive account');
-    const appId = await this.appPasswords.verify(account.id, req.password, req.remoteIp);
+    const login = user.includes('@') && user.length <= 320 ? await this.appPasswords.findLogin(user, req.password) : undefined;
+    const account = login?.account;
+    if (!login || !account || account.active !== 1 || account.domain_active !== 1) return this.refuse(req, 'unknown or inactive account');
+    const appId = login.appPasswordId;
     if (appId !== null) {
       this.log.info({ user: account.address, protocol: req.protocol, ip: req.remoteIp, app_password: appId }, 'mail login accepted');
-      return { ok: true, user: account.address, via: 'app_password' };
+      const afterAnswer = () =>
+        this.appPasswords.recordUse(appId, req.remoteIp).catch((err: unknown) => {
+          this.log.error({ err: { message: err instanceof Error ? err.message : String(err) }, user: account.address, app_password: appId }, 'could not record the app password\'s use');
+        });
+      return { ok: true, user: account.address, via: 'app_password', quotaBytes: account.quota_bytes, afterAnswer };
     }
     if (account.require_app_password === 1) return this.refuse(req, 'account requires an app password');
     if (await verifyMailPassword(account.password_hash, req.password)) {
       this.log.info({ user: account.address, protocol: req.protocol, ip: req.remoteIp }, 'mail login accepted');
-      return { ok: true, user: account.address, via: 'primary' };
+      return { ok: true, user: account.address, via: 'primary', quotaBytes: account.quota_bytes };
     }
     return this.refuse(req, 'wrong password');
   }

@@ -62,8 +62,8 @@ for (const dialect of DIALECTS) {
       expect(await ask(socket, [auth('bob@example.org', 'bob-primary-pw1')])).toEqual(['FAIL']);
       const app = await t.ctx.appPasswords.create('bob@example.org', { name: 'phone' });
       expect(await ask(socket, [auth('bob@example.org', app.password, 'pop3', '198.51.100.7')])).toEqual([`OK\t${hex('bob@example.org')}`]);
-      const [listed] = await t.ctx.appPasswords.list('bob@example.org');
-      expect(listed).toMatchObject({ last_used_ip: '198.51.100.7', last_used_at: new Date(clock.t).toISOString() });
+      // Recorded once the answer is written, so it may land just after it.
+      await expect.poll(async () => (await t.ctx.appPasswords.list('bob@example.org'))[0]).toMatchObject({ last_used_ip: '198.51.100.7', last_used_at: new Date(clock.t).toISOString() });
       // Another account's app password is not this account's.
       expect(await ask(socket, [auth('alice@example.org', app.password)])).toEqual(['FAIL']);
     });
@@ -83,6 +83,19 @@ for (const dialect of DIALECTS) {
       await t.ctx.accounts.update('alice@example.org', { active: true });
       await t.ctx.domains.setActive('example.org', false);
       expect(await ask(socket, [auth('alice@example.org', 'alice-primary-pw')])).toEqual(['FAIL']);
+    });
+
+    it.skipIf(!available)('asked with `userdb`, OK carries the userdb fields of the SQL user_query: user always, quota_rule with a quota', async () => {
+      const field = (f: string) => hex(f);
+      expect(await ask(socket, [`${auth('Alice@Example.ORG', 'alice-primary-pw')}\tuserdb`])).toEqual([`OK\t${hex('alice@example.org')}\t${field('user=alice@example.org')}`]);
+      await t.ctx.accounts.update('bob@example.org', { quota_bytes: 1073741824 });
+      const app = await t.ctx.appPasswords.create('bob@example.org', { name: 'phone' });
+      expect(await ask(socket, [`${auth('bob@example.org', app.password)}\tuserdb`, auth('bob@example.org', app.password)])).toEqual([
+        `OK\t${hex('bob@example.org')}\t${field('user=bob@example.org')}\t${field('quota_rule=*:bytes=1073741824')}`,
+        // Without it (a Lua script from before the prefetch userdb): the short answer it understands.
+        `OK\t${hex('bob@example.org')}`,
+      ]);
+      expect(await ask(socket, [`${auth('bob@example.org', 'bob-primary-pw1')}\tuserdb`, `${auth('alice@example.org', 'alice-primary-pw')}\tuserdb2`])).toEqual(['FAIL', 'ERROR\tmalformed request']);
     });
 
     it.skipIf(!available)('several requests on one connection are answered in order; junk gets ERROR', async () => {

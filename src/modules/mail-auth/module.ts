@@ -11,7 +11,7 @@ export default defineModule({
   name: 'mail-auth',
   doc: 'docs/mail.md',
   build: async (ctx) => {
-    const [{ createMailAuthModule }, accounts, appPasswords] = await Promise.all([import('./index.js'), ctx.get('accounts'), ctx.get('app-passwords')]);
-    return createMailAuthModule(ctx.infra, { accounts: accounts.lookup, appPasswords: appPasswords.service });
+    const [{ createMailAuthModule }, appPasswords] = await Promise.all([import('./index.js'), ctx.get('app-passwords')]);
+    return createMailAuthModule(ctx.infra, { appPasswords: appPasswords.service });
   },
 });
