@@ -66,7 +66,7 @@ const DEFAULT_UNREAD_ANSWERS = 64 * 1024;
  * than `recordMs` is disconnected; nothing it does reaches the process.
  * A failing handler answers `onError`'s text and the connection goes on.
  */
-export function serveRecords(socket: Socket, opts: RecordServerOptions, handle: RecordHandler, onError: (err: unknown) => string): void {
+export function serveRecords(socket: Socket, opts: RecordServerOptions, handle: RecordHandler, onError: (err: unknown) => string): RecordConnection {
   const separator = Buffer.from(opts.separator, 'utf8');
   const maxInFlight = opts.maxInFlight ?? DEFAULT_IN_FLIGHT;
   const maxUnread = opts.maxUnreadAnswerBytes ?? DEFAULT_UNREAD_ANSWERS;
@@ -74,6 +74,7 @@ export function serveRecords(socket: Socket, opts: RecordServerOptions, handle: 
   let inFlight = 0;
   let served = 0;
   let ending = false;
+  let closing = false;
   let chain = Promise.resolve();
   let recordTimer: NodeJS.Timeout | undefined;
   let stallTimer: NodeJS.Timeout | undefined;
@@ -119,9 +120,21 @@ export function serveRecords(socket: Socket, opts: RecordServerOptions, handle: 
     }
     socket.write(text);
     afterWrite?.();
+    if (endIfIdle()) return;
     // Yield to the event loop between records, so that records answered
     // without any I/O cannot keep the API and other connections waiting.
     nextTurn(pump);
+  };
+
+  /** When the server is closing: ends the connection once no record is being answered or waits complete in the buffer. */
+  const endIfIdle = (): boolean => {
+    if (!closing || ending || socket.destroyed || inFlight > 0 || buffer.indexOf(separator) >= 0) return false;
+    ending = true;
+    stopTimers();
+    buffer = Buffer.alloc(0);
+    socket.pause();
+    socket.end();
+    return true;
   };
 
   const pump = (): void => {
@@ -164,4 +177,40 @@ export function serveRecords(socket: Socket, opts: RecordServerOptions, handle: 
     pump();
   });
   pump();
+  return {
+    closeWhenIdle: () => {
+      closing = true;
+      endIfIdle();
+    },
+  };
+}
+
+/** One connection served by `serveRecords`. */
+export type RecordConnection = {
+  /**
+   * For a server that is shutting down: answers the records already
+   * received in full, then ends the connection (at once when it has none).
+   * Peers that keep their connections between requests (Dovecot's
+   * auth-workers, Postfix's smtpd) would otherwise hold `server.close()`
+   * until their idle timeout.
+   */
+  closeWhenIdle(): void;
+};
+
+/**
+ * The connections of a server that serves records: `add` each as it is
+ * served, `closeAll` when the server closes (after `server.close()`, so no
+ * new one comes).
+ */
+export function recordConnections(): { add(socket: Socket, conn: RecordConnection): void; closeAll(): void } {
+  const open = new Map<Socket, RecordConnection>();
+  return {
+    add: (socket, conn) => {
+      open.set(socket, conn);
+      socket.once('close', () => open.delete(socket));
+    },
+    closeAll: () => {
+      for (const conn of open.values()) conn.closeWhenIdle();
+    },
+  };
 }

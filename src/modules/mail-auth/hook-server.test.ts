@@ -25,7 +25,9 @@ function client(socket: string) {
     buf = parts.pop() ?? '';
     lines.push(...parts);
   });
-  return { send: (s: string) => c.write(s), lines, end: () => c.end() };
+  let ended = false;
+  c.on('end', () => (ended = true));
+  return { send: (s: string) => c.write(s), lines, end: () => c.end(), ended: () => ended };
 }
 
 describe('mail auth hook: bookkeeping after the answer', () => {
@@ -86,5 +88,39 @@ describe('mail auth hook: bookkeeping after the answer', () => {
     await expect.poll(() => c.lines).toEqual([`OK\t${hex('a@example.org')}`, `OK\t${hex('b@example.org')}`]);
     await expect.poll(() => logged.filter((l) => l.includes('database is locked')).length).toBe(2);
     c.end();
+  });
+
+  it('close() ends the connections the auth-workers keep, at once when idle, after its answer when a login is in flight', async () => {
+    let release = (): void => undefined;
+    const slow = new Promise<void>((r) => (release = r));
+    let asked = false;
+    const check = async (req: MailAuthRequest): Promise<MailAuthResult> => {
+      if (req.user.startsWith('slow')) {
+        asked = true;
+        await slow;
+      }
+      return { ok: true, user: req.user, via: 'app_password', quotaBytes: 0 };
+    };
+    const server = await startHookServer({ socketPath: socket }, { check }, log);
+    close = server.close;
+    const idle = client(socket);
+    const busy = client(socket);
+    idle.send(auth('a@example.org'));
+    await expect.poll(() => idle.lines).toHaveLength(1);
+    busy.send(auth('slow@example.org'));
+    // Both connections stay open after their logins (the idle timeout is 30 s); close() must not wait for it.
+    await expect.poll(() => asked).toBe(true);
+    let closed = false;
+    const closing = server.close().then(() => (closed = true));
+    close = undefined;
+    await expect.poll(() => idle.ended()).toBe(true);
+    expect(busy.ended()).toBe(false);
+    expect(closed).toBe(false);
+    release();
+    // The login in flight is answered, then its connection ends and close() resolves.
+    await expect.poll(() => busy.lines).toEqual([`OK\t${hex('slow@example.org')}`]);
+    await expect.poll(() => busy.ended()).toBe(true);
+    await closing;
+    expect(closed).toBe(true);
   });
 });

@@ -2,7 +2,8 @@ import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { chmodSync, chownSync, existsSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { serveRecords } from '../../shared/line-server.js';
+import { recordConnections, serveRecords } from '../../shared/line-server.js';
+import type { RecordConnection } from '../../shared/line-server.js';
 import { limitConnections } from '../../shared/listener-limits.js';
 import type { MailAuthService } from './mail-auth.service.js';
 
@@ -42,8 +43,8 @@ function userdbFields(r: { user: string; quotaBytes: number }): string[] {
   return [`user=${r.user}`, ...(r.quotaBytes > 0 ? [`quota_rule=*:bytes=${r.quotaBytes}`] : [])];
 }
 
-function serveConnection(socket: Socket, auth: Pick<MailAuthService, 'check'>, log: Logger, pending: Set<Promise<void>>): void {
-  serveRecords(
+function serveConnection(socket: Socket, auth: Pick<MailAuthService, 'check'>, log: Logger, pending: Set<Promise<void>>): RecordConnection {
+  return serveRecords(
     socket,
     // Each Dovecot auth-worker keeps one connection and writes one line per login on it;
     // a connection idle for idleMs is closed (the Lua script then connects again).
@@ -78,9 +79,10 @@ export type HookListen = {
 export async function startHookServer(listen: HookListen, auth: Pick<MailAuthService, 'check'>, log: Logger): Promise<{ servers: Server[]; close(): Promise<void> }> {
   const servers: Server[] = [];
   const pending = new Set<Promise<void>>();
+  const connections = recordConnections();
   const start = (bind: (s: Server) => void): Promise<Server> =>
     new Promise((resolve, reject) => {
-      const server = createServer((socket) => serveConnection(socket, auth, log, pending));
+      const server = createServer((socket) => connections.add(socket, serveConnection(socket, auth, log, pending)));
       limitConnections(server, listen.maxConnections ?? 200, 'mail auth hook', log);
       server.once('error', reject);
       server.once('listening', () => resolve(server));
@@ -101,7 +103,10 @@ export async function startHookServer(listen: HookListen, auth: Pick<MailAuthSer
   return {
     servers,
     close: async () => {
-      await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+      const closed = Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+      // The auth-workers keep their connections: each is ended once its login is answered, not at its idle timeout.
+      connections.closeAll();
+      await closed;
       await Promise.all(pending);
     },
   };

@@ -65,6 +65,22 @@ for (const store of ['memory', 'redis'] as const) {
       expect(await policy(port, ['default@example.org'])).toEqual(['DUNNO']);
     });
 
+    it.skipIf(!available)('close() ends the connection smtpd keeps between messages at once, not at its idle timeout', async () => {
+      const c = createConnection(port, '127.0.0.1');
+      let data = '';
+      let ended = false;
+      c.setEncoding('utf8');
+      c.on('data', (d: string) => (data += d));
+      c.on('end', () => (ended = true));
+      c.write('request=smtpd_access_policy\nprotocol_state=END-OF-MESSAGE\nsasl_username=default@example.org\nclient_address=127.0.0.1\n\n');
+      await expect.poll(() => data).toBe('action=DUNNO\n\n');
+      // The connection stays open (idle timeout 120 s); close() ends it and resolves.
+      await close();
+      close = async () => undefined;
+      expect(ended).toBe(true);
+      c.destroy();
+    });
+
     it.skipIf(!available)('0 inherits the global default (MAILSVC_SEND_RATE_PER_HOUR=4); deferred messages are not counted', async () => {
       const a = await policy(port, Array(6).fill('default@example.org'));
       expect(a.filter((x) => x === 'DUNNO')).toHaveLength(4);

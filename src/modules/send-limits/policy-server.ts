@@ -3,7 +3,8 @@ import type { Server, Socket } from 'node:net';
 import { chmodSync, chownSync, existsSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { PolicyListen } from '../../config/mail-settings.js';
-import { serveRecords } from '../../shared/line-server.js';
+import { recordConnections, serveRecords } from '../../shared/line-server.js';
+import type { RecordConnection } from '../../shared/line-server.js';
 import { WINDOW_LABEL } from '../../shared/send-rate.js';
 import { limitConnections } from '../../shared/listener-limits.js';
 import { LogThrottle } from '../../shared/log-throttle.js';
@@ -48,8 +49,8 @@ export type PolicyServer = { server: Server; port: number; path: string | null; 
 
 const DEFAULT_MAX_CONNECTIONS = 200;
 
-function serve(socket: Socket, limits: SendLimitsService, counter: SendCounter, log: Logger, refusals: LogThrottle, onDecision: NonNullable<PolicyServerOptions['onDecision']>): void {
-  serveRecords(
+function serve(socket: Socket, limits: SendLimitsService, counter: SendCounter, log: Logger, refusals: LogThrottle, onDecision: NonNullable<PolicyServerOptions['onDecision']>): RecordConnection {
+  return serveRecords(
     socket,
     // Postfix writes each request at once (our main.cf snippet gives it 10 s) and closes
     // its idle connection after max_idle (60 s in the snippet): 120 s leaves it the first move.
@@ -89,7 +90,8 @@ export async function startPolicyServer(
 ): Promise<PolicyServer> {
   const refusals = new LogThrottle(60_000);
   const onDecision = opts.onDecision ?? (() => undefined);
-  const server = createServer((s) => serve(s, limits, counter, log, refusals, onDecision));
+  const connections = recordConnections();
+  const server = createServer((s) => connections.add(s, serve(s, limits, counter, log, refusals, onDecision)));
   limitConnections(server, opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS, 'policy service', log);
   const path = 'path' in listen ? listen.path : null;
   if (path !== null && existsSync(path)) unlinkSync(path);
@@ -104,5 +106,15 @@ export async function startPolicyServer(
   }
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
-  return { server, port, path, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    server,
+    port,
+    path,
+    close: () => {
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      // Postfix's smtpd keeps its connection between messages: each is ended once its request is answered.
+      connections.closeAll();
+      return closed;
+    },
+  };
 }
