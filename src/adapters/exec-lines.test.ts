@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { ExecError } from './exec.js';
-import { execLines } from './exec-lines.js';
+import { execLines, startLineBatches } from './exec-lines.js';
 
 const NODE = process.execPath;
 
@@ -15,8 +15,8 @@ function retained(): number {
   return m.heapUsed + m.external;
 }
 
-async function collect(it: AsyncIterable<string>): Promise<string[]> {
-  const out: string[] = [];
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
   for await (const line of it) out.push(line);
   return out;
 }
@@ -94,5 +94,59 @@ describe('execLines', () => {
     expect((await failure(collect(execLines('sleep', ['30'], { signal: ac.signal })))).kind).toBe('aborted');
     const ok = await collect(execLines(NODE, ['-e', 'console.log("none"); process.exit(68)'], { okCodes: [0, 68] }));
     expect(ok).toEqual(['none']);
+  });
+});
+
+/** How many child processes (not yet reaped) and pipes this process holds. */
+const held = (kinds: readonly string[]): number => process.getActiveResourcesInfo().filter((r) => kinds.includes(r)).length;
+const CHILDREN = ['ProcessWrap'];
+const CHILDREN_AND_PIPES = ['ProcessWrap', 'PipeWrap'];
+
+/** Turns of the event loop until `ok` holds (no clock involved). */
+async function until(ok: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 100_000; i++) {
+    if (ok()) return;
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error(`still waiting: ${what} (${process.getActiveResourcesInfo().join(", ")})`);
+}
+
+describe('startLineBatches', () => {
+  // The programs of the tests above are reaped (a killed one may take a moment): each test counts its own.
+  beforeEach(() => until(() => held(CHILDREN) === 0, 'the programs of earlier tests to be reaped'));
+
+  it('runs the program before anyone reads: it prints past the pipe meanwhile and every line is read, in order', async () => {
+    // 3,000 lines of 100 bytes (300 KB, more than a pipe holds); "printing" on stderr once it has started.
+    const script = 'process.stderr.write("printing\\n"); for (let i = 0; i < 3000; i++) process.stdout.write(String(i).padStart(99, "0") + "\\n")';
+    let printing = false;
+    const run = startLineBatches(NODE, ['-e', script], { onStderrLine: (l) => (printing ||= l === 'printing') });
+    await until(() => printing, 'the program to start printing');
+    const lines: string[] = [];
+    for await (const batch of run.batches()) lines.push(...batch);
+    expect(lines).toEqual(Array.from({ length: 3000 }, (_, i) => String(i).padStart(99, '0')));
+    await expect(collect(run.batches())).rejects.toThrow('read already');
+  });
+
+  it('keeps what a program printed when it exited before anyone read', async () => {
+    const run = startLineBatches(NODE, ['-e', 'console.log("one"); console.log("two")']);
+    await until(() => held(CHILDREN) === 0, 'the program to exit');
+    expect(await collect(run.batches())).toEqual([['one', 'two']]);
+  });
+
+  it('stop ends a program nobody read, even one waiting on a full pipe', async () => {
+    const run = startLineBatches('/usr/bin/yes', ['y']);
+    expect(held(CHILDREN)).toBe(1);
+    run.stop();
+    await until(() => held(CHILDREN) === 0, 'yes to end');
+    expect((await failure(collect(run.batches()))).kind).toBe('aborted');
+  });
+
+  it('a program that could not start is not-found when read late (not "exited -2": its close came too)', async () => {
+    const before = held(CHILDREN_AND_PIPES);
+    const run = startLineBatches('/nonexistent/postqueue', ['-j']);
+    expect(held(CHILDREN_AND_PIPES)).toBeGreaterThan(before);
+    await until(() => held(CHILDREN_AND_PIPES) === before, 'the failed start to be reported and its pipes closed');
+    const err = await failure(collect(run.batches()));
+    expect([err.kind, err.message]).toEqual(['not-found', 'postqueue: cannot run the program (not found)']);
   });
 });

@@ -76,6 +76,26 @@ export async function* execLines(file: string, args: readonly string[], opts: Ex
  * The default time limit is 60 s for the whole run.
  */
 export async function* execLineBatches(file: string, args: readonly string[], opts: ExecLinesOptions = {}): AsyncGenerator<string[], void, undefined> {
+  yield* startLineBatches(file, args, opts).batches();
+}
+
+/** A program started by `startLineBatches`, not read yet. */
+export type StartedLines = {
+  /** Its stdout lines as `execLineBatches` yields them; for one reader, once. */
+  batches(): AsyncGenerator<string[], void, undefined>;
+  /** Stops the program unless a reader took it to its end (a reader that stopped early has stopped it already). */
+  stop(): void;
+};
+
+/**
+ * `execLineBatches`, with the program started now and read later: a caller
+ * that is not ready to read yet (a CLI command still loading its code) lets
+ * the program work meanwhile. What it prints before the reader comes waits in
+ * the pipe and in the stream's buffer (a few dozen KiB), then the program
+ * waits on the full pipe: memory stays flat. A program never read must be
+ * stopped (`stop`), or it keeps the process alive.
+ */
+export function startLineBatches(file: string, args: readonly string[], opts: ExecLinesOptions = {}): StartedLines {
   const child = startChild(file, args, { timeoutMs: 60_000, ...opts });
   const max = opts.maxLineBytes ?? 1024 * 1024;
   const cap = (): void => child.stop('output-cap', `${max} bytes in one line`);
@@ -90,36 +110,56 @@ export async function* execLineBatches(file: string, args: readonly string[], op
   const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.proc.once('close', (code, signal) => resolve({ code, signal }));
   });
-  const outLines = new LineSplitter(max, cap);
-  const progress: LineProgress = { lines: 0, bytes: 0 };
-  let finished = false;
-  try {
-    const stdout = child.proc.stdout;
-    if (stdout) {
-      // A timeout, cap or abort destroys stdout with its ExecError, which ends this loop even while the
-      // program is silent. (Racing each read against one long-lived promise would keep every chunk alive.)
-      for await (const chunk of stdout as AsyncIterable<Buffer>) {
-        progress.bytes += chunk.length;
-        const lines = outLines.push(chunk);
-        progress.lines += lines.length;
-        opts.onProgress?.({ ...progress });
-        if (lines.length > 0) yield lines;
-      }
-    }
-    const last = outLines.rest();
-    if (last !== null) {
-      progress.lines += 1;
-      yield [last];
-    }
-    const { code, signal } = await Promise.race([closed, child.stopped]);
-    const rest = errLines.rest();
-    if (rest !== null) onErrLine(rest);
-    finished = true;
-    if (code === null) throw new ExecError('signal', file, { ...(signal ? { signal } : {}), stderr: stderrTail });
-    if (!(opts.okCodes ?? [0]).includes(code)) throw new ExecError('exit', file, { code, stderr: stderrTail });
-  } finally {
-    // The consumer stopped early (break, an exception): the program is not needed any more.
+  // When a program exits, Node drains (and drops) what it printed to a stdout nobody listens to: this
+  // listener keeps it for a reader that comes later. It reads nothing itself, so the stream still
+  // takes no more than its buffer holds.
+  child.proc.stdout?.on('readable', () => undefined);
+  let taken = false;
+  let ended = false;
+  const end = (finished: boolean): void => {
+    if (ended) return;
+    ended = true;
+    // The reader stopped early (break, an exception), or there was none: the program is not needed any more.
     if (!finished) child.stop('aborted');
     child.clear();
+  };
+
+  async function* batches(): AsyncGenerator<string[], void, undefined> {
+    if (taken) throw new Error(`${file}: its output was read already`);
+    taken = true;
+    const outLines = new LineSplitter(max, cap);
+    const progress: LineProgress = { lines: 0, bytes: 0 };
+    let finished = false;
+    try {
+      const stdout = child.proc.stdout;
+      if (stdout) {
+        // A timeout, cap or abort destroys stdout with its ExecError, which ends this loop even while the
+        // program is silent. (Racing each read against one long-lived promise would keep every chunk alive.)
+        for await (const chunk of stdout as AsyncIterable<Buffer>) {
+          progress.bytes += chunk.length;
+          const lines = outLines.push(chunk);
+          progress.lines += lines.length;
+          opts.onProgress?.({ ...progress });
+          if (lines.length > 0) yield lines;
+        }
+      }
+      const last = outLines.rest();
+      if (last !== null) {
+        progress.lines += 1;
+        yield [last];
+      }
+      // `stopped` first: a program that could not start has both rejected it ('error') and closed
+      // (exit code -2) by the time a late reader gets here, and the reason is the former.
+      const { code, signal } = await Promise.race([child.stopped, closed]);
+      const rest = errLines.rest();
+      if (rest !== null) onErrLine(rest);
+      finished = true;
+      if (code === null) throw new ExecError('signal', file, { ...(signal ? { signal } : {}), stderr: stderrTail });
+      if (!(opts.okCodes ?? [0]).includes(code)) throw new ExecError('exit', file, { code, stderr: stderrTail });
+    } finally {
+      end(finished);
+    }
   }
+
+  return { batches, stop: () => end(false) };
 }
