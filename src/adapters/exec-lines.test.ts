@@ -3,6 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { ExecError } from './exec.js';
 import { execLines, startLineBatches } from './exec-lines.js';
+import type { StartedLines } from './exec-lines.js';
 
 const NODE = process.execPath;
 
@@ -111,7 +112,20 @@ async function until(ok: () => boolean, what: string): Promise<void> {
   throw new Error(`still waiting: ${what} (${process.getActiveResourcesInfo().join(", ")})`);
 }
 
-describe('startLineBatches', () => {
+/** The two ways to read a started program: every batch of lines it yielded, in order. */
+const READERS: [string, (run: StartedLines) => Promise<string[][]>][] = [
+  ['batches()', (run) => collect(run.batches())],
+  [
+    'each()',
+    async (run) => {
+      const out: string[][] = [];
+      await run.each((lines) => void out.push(lines));
+      return out;
+    },
+  ],
+];
+
+describe.each(READERS)('startLineBatches, read with %s', (_name, read) => {
   // The programs of the tests above are reaped (a killed one may take a moment): each test counts its own.
   beforeEach(() => until(() => held(CHILDREN) === 0, 'the programs of earlier tests to be reaped'));
 
@@ -121,16 +135,14 @@ describe('startLineBatches', () => {
     let printing = false;
     const run = startLineBatches(NODE, ['-e', script], { onStderrLine: (l) => (printing ||= l === 'printing') });
     await until(() => printing, 'the program to start printing');
-    const lines: string[] = [];
-    for await (const batch of run.batches()) lines.push(...batch);
-    expect(lines).toEqual(Array.from({ length: 3000 }, (_, i) => String(i).padStart(99, '0')));
-    await expect(collect(run.batches())).rejects.toThrow('read already');
+    expect((await read(run)).flat()).toEqual(Array.from({ length: 3000 }, (_, i) => String(i).padStart(99, '0')));
+    await expect(read(run)).rejects.toThrow('read already');
   });
 
   it('keeps what a program printed when it exited before anyone read', async () => {
     const run = startLineBatches(NODE, ['-e', 'console.log("one"); console.log("two")']);
     await until(() => held(CHILDREN) === 0, 'the program to exit');
-    expect(await collect(run.batches())).toEqual([['one', 'two']]);
+    expect(await read(run)).toEqual([['one', 'two']]);
   });
 
   it('stop ends a program nobody read, even one waiting on a full pipe', async () => {
@@ -138,7 +150,7 @@ describe('startLineBatches', () => {
     expect(held(CHILDREN)).toBe(1);
     run.stop();
     await until(() => held(CHILDREN) === 0, 'yes to end');
-    expect((await failure(collect(run.batches()))).kind).toBe('aborted');
+    expect((await failure(read(run))).kind).toBe('aborted');
   });
 
   it('a program that could not start is not-found when read late (not "exited -2": its close came too)', async () => {
@@ -146,7 +158,42 @@ describe('startLineBatches', () => {
     const run = startLineBatches('/nonexistent/postqueue', ['-j']);
     expect(held(CHILDREN_AND_PIPES)).toBeGreaterThan(before);
     await until(() => held(CHILDREN_AND_PIPES) === before, 'the failed start to be reported and its pipes closed');
-    const err = await failure(collect(run.batches()));
+    const err = await failure(read(run));
     expect([err.kind, err.message]).toEqual(['not-found', 'postqueue: cannot run the program (not found)']);
+  });
+
+  it('ends with the typed errors when read at once: exit (with stderr), not-found, timeout, output-cap', async () => {
+    const exit = await failure(read(startLineBatches(NODE, ['-e', 'console.log("ok"); console.error("broken queue"); process.exit(75)'])));
+    expect([exit.kind, exit.code, exit.stderr]).toEqual(['exit', 75, 'broken queue']);
+    expect((await failure(read(startLineBatches('/nonexistent/postqueue', ['-j'])))).kind).toBe('not-found');
+    expect((await failure(read(startLineBatches('sleep', ['30'], { timeoutMs: 300 })))).kind).toBe('timeout');
+    expect((await failure(read(startLineBatches('/bin/cat', ['/dev/zero'], { maxLineBytes: 64 * 1024 })))).kind).toBe('output-cap');
+    expect(await read(startLineBatches(NODE, ['-e', 'console.log("none"); process.exit(68)'], { okCodes: [0, 68] }))).toEqual([['none']]);
+  });
+});
+
+describe('startLineBatches, read with each()', () => {
+  beforeEach(() => until(() => held(CHILDREN) === 0, 'the programs of earlier tests to be reaped'));
+
+  it('hands every line at once as it is read, all that was read in one go', async () => {
+    // 200,000 lines, about 1.3 MB: fewer calls than lines, and none of them empty.
+    const sizes: number[] = [];
+    await startLineBatches(NODE, ['-e', 'for (let i = 0; i < 200000; i++) process.stdout.write(i + "\\n")']).each((lines) => void sizes.push(lines.length));
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(200_000);
+    expect(sizes.length).toBeLessThan(200_000 / 10);
+    expect(Math.min(...sizes)).toBeGreaterThan(0);
+  });
+
+  it('false from visit stops the program and resolves; an exception stops it and rejects with that exception', async () => {
+    let seen = 0;
+    await startLineBatches('/usr/bin/yes', ['y']).each((lines) => {
+      seen += lines.length;
+      return seen < 5 ? undefined : false;
+    });
+    await until(() => held(CHILDREN) === 0, 'yes to end after false');
+    await expect(startLineBatches('/usr/bin/yes', ['y']).each(() => {
+      throw new Error('not an entry');
+    })).rejects.toThrow('not an entry');
+    await until(() => held(CHILDREN) === 0, 'yes to end after the exception');
   });
 });

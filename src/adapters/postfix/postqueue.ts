@@ -77,8 +77,8 @@ export class StartedPostqueue {
 
 /**
  * `postqueue -c DIR -j`, read line by line: each entry goes to `visit` as it
- * arrives (synchronously, the lines of each chunk read in one go, so there is
- * no per-entry promise), memory stays flat
+ * arrives (synchronously, all that was read in one go, so there is no promise
+ * per entry or per read), memory stays flat
  * however long the queue is, and `visit` returning false stops postqueue early.
  * `started`: a postqueue already running for this directory (StartedPostqueue), read instead of a new one.
  * Ends with an ExecError when postqueue fails (the mail system is down, a
@@ -90,9 +90,9 @@ export async function scanQueue(
   opts: { timeoutMs?: number; started?: StartedPostqueue | undefined } = {},
 ): Promise<void> {
   const run = opts.started?.take(configDir) ?? startPostqueueJson(configDir, opts.timeoutMs);
-  for await (const lines of run.batches()) {
-    for (const line of lines) if (line.trim() !== '' && visit(parsePostqueueLine(line)) === false) return;
-  }
+  await run.each((lines) => {
+    for (const line of lines) if (line.trim() !== '' && visit(parsePostqueueLine(line)) === false) return false;
+  });
 }
 
 /**
