@@ -76,6 +76,33 @@ export async function* execLines(file: string, args: readonly string[], opts: Ex
  * The default time limit is 60 s for the whole run.
  */
 export async function* execLineBatches(file: string, args: readonly string[], opts: ExecLinesOptions = {}): AsyncGenerator<string[], void, undefined> {
+  yield* startLineBatches(file, args, opts).batches();
+}
+
+/** A program started by `startLineBatches`, not read yet. */
+export type StartedLines = {
+  /** Its stdout lines as `execLineBatches` yields them; for one reader, once (this or `each`). */
+  batches(): AsyncGenerator<string[], void, undefined>;
+  /**
+   * The same lines handed to `visit` synchronously as they are read, for a
+   * reader that handles them at once; `visit` returning false stops the
+   * program, an exception stops it and rejects. Resolves or rejects as
+   * `batches` ends.
+   */
+  each(visit: (lines: string[]) => boolean | void): Promise<void>;
+  /** Stops the program unless a reader took it to its end (a reader that stopped early has stopped it already). */
+  stop(): void;
+};
+
+/**
+ * `execLineBatches`, with the program started now and read later: a caller
+ * that is not ready to read yet (a CLI command still loading its code) lets
+ * the program work meanwhile. What it prints before the reader comes waits in
+ * the pipe and in the stream's buffer (a few dozen KiB), then the program
+ * waits on the full pipe: memory stays flat. A program never read must be
+ * stopped (`stop`), or it keeps the process alive.
+ */
+export function startLineBatches(file: string, args: readonly string[], opts: ExecLinesOptions = {}): StartedLines {
   const child = startChild(file, args, { timeoutMs: 60_000, ...opts });
   const max = opts.maxLineBytes ?? 1024 * 1024;
   const cap = (): void => child.stop('output-cap', `${max} bytes in one line`);
@@ -90,36 +117,119 @@ export async function* execLineBatches(file: string, args: readonly string[], op
   const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.proc.once('close', (code, signal) => resolve({ code, signal }));
   });
-  const outLines = new LineSplitter(max, cap);
-  const progress: LineProgress = { lines: 0, bytes: 0 };
-  let finished = false;
-  try {
-    const stdout = child.proc.stdout;
-    if (stdout) {
-      // A timeout, cap or abort destroys stdout with its ExecError, which ends this loop even while the
-      // program is silent. (Racing each read against one long-lived promise would keep every chunk alive.)
-      for await (const chunk of stdout as AsyncIterable<Buffer>) {
-        progress.bytes += chunk.length;
-        const lines = outLines.push(chunk);
-        progress.lines += lines.length;
-        opts.onProgress?.({ ...progress });
-        if (lines.length > 0) yield lines;
-      }
-    }
-    const last = outLines.rest();
-    if (last !== null) {
-      progress.lines += 1;
-      yield [last];
-    }
-    const { code, signal } = await Promise.race([closed, child.stopped]);
-    const rest = errLines.rest();
-    if (rest !== null) onErrLine(rest);
-    finished = true;
-    if (code === null) throw new ExecError('signal', file, { ...(signal ? { signal } : {}), stderr: stderrTail });
-    if (!(opts.okCodes ?? [0]).includes(code)) throw new ExecError('exit', file, { code, stderr: stderrTail });
-  } finally {
-    // The consumer stopped early (break, an exception): the program is not needed any more.
+  // When a program exits, Node drains (and drops) what it printed to a stdout nobody listens to: this
+  // listener keeps it for a reader that comes later. It reads nothing itself, so the stream still
+  // takes no more than its buffer holds.
+  child.proc.stdout?.on('readable', () => undefined);
+  let taken = false;
+  let ended = false;
+  const end = (finished: boolean): void => {
+    if (ended) return;
+    ended = true;
+    // The reader stopped early (break, an exception), or there was none: the program is not needed any more.
     if (!finished) child.stop('aborted');
     child.clear();
+  };
+
+  /** How the program ended, once its stdout has: the ExecError of a failure. */
+  async function exitStatus(): Promise<void> {
+    // `stopped` first: a program that could not start has both rejected it ('error') and closed
+    // (exit code -2) by the time a late reader gets here, and the reason is the former.
+    const { code, signal } = await Promise.race([child.stopped, closed]);
+    const rest = errLines.rest();
+    if (rest !== null) onErrLine(rest);
+    if (code === null) throw new ExecError('signal', file, { ...(signal ? { signal } : {}), stderr: stderrTail });
+    if (!(opts.okCodes ?? [0]).includes(code)) throw new ExecError('exit', file, { code, stderr: stderrTail });
   }
+
+  function take(): { outLines: LineSplitter; progress: LineProgress } {
+    if (taken) throw new Error(`${file}: its output was read already`);
+    taken = true;
+    return { outLines: new LineSplitter(max, cap), progress: { lines: 0, bytes: 0 } };
+  }
+
+  async function* batches(): AsyncGenerator<string[], void, undefined> {
+    const { outLines, progress } = take();
+    let finished = false;
+    try {
+      const stdout = child.proc.stdout;
+      if (stdout) {
+        // A timeout, cap or abort destroys stdout with its ExecError, which ends this loop even while the
+        // program is silent. (Racing each read against one long-lived promise would keep every chunk alive.)
+        for await (const chunk of stdout as AsyncIterable<Buffer>) {
+          progress.bytes += chunk.length;
+          const lines = outLines.push(chunk);
+          progress.lines += lines.length;
+          opts.onProgress?.({ ...progress });
+          if (lines.length > 0) yield lines;
+        }
+      }
+      const last = outLines.rest();
+      if (last !== null) {
+        progress.lines += 1;
+        yield [last];
+      }
+      finished = true;
+      await exitStatus();
+    } finally {
+      end(finished);
+    }
+  }
+
+  /*
+   * What stdout holds is taken whenever it is readable, all of it at once, and
+   * its lines handed to `visit` there and then: no promise per chunk. A program
+   * that writes a line at a time (postqueue -j) is read a few hundred bytes at
+   * a time when the reader keeps up, and a promise for each was most of what
+   * 20,000 entries cost.
+   */
+  function each(visit: (lines: string[]) => boolean | void): Promise<void> {
+    const { outLines, progress } = take();
+    const stdout = child.proc.stdout;
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const settle = (finished: boolean, err?: unknown): void => {
+        if (settled) return;
+        settled = true;
+        stdout?.off('readable', onReadable);
+        end(finished);
+        if (err === undefined) resolve();
+        else reject(err instanceof Error ? err : new Error(String(err)));
+      };
+      const hand = (lines: string[]): void => {
+        try {
+          if (lines.length > 0 && visit(lines) === false) settle(false);
+        } catch (err) {
+          settle(false, err);
+        }
+      };
+      function onReadable(): void {
+        let chunk: Buffer | null;
+        while (!settled && (chunk = stdout?.read() as Buffer | null) !== null) {
+          progress.bytes += chunk.length;
+          const lines = outLines.push(chunk);
+          progress.lines += lines.length;
+          opts.onProgress?.({ ...progress });
+          hand(lines);
+        }
+      }
+      const onEnd = (): void => {
+        const last = settled ? null : outLines.rest();
+        if (last !== null) {
+          progress.lines += 1;
+          hand([last]);
+        }
+        if (!settled) exitStatus().then(() => settle(true), (err: unknown) => settle(true, err));
+      };
+      // Done before the reader came (a program that could not start, or was stopped): no event will come.
+      if (!stdout || stdout.readableEnded || stdout.destroyed) return stdout?.errored ? settle(false, stdout.errored) : onEnd();
+      // A timeout, cap or abort destroys stdout with its ExecError.
+      stdout.once('error', (err) => settle(false, err));
+      stdout.once('end', onEnd);
+      stdout.on('readable', onReadable);
+      onReadable();
+    });
+  }
+
+  return { batches, each, stop: () => end(false) };
 }

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Settings } from '../config/settings.js';
-import type { Run } from '../modules/command-types.js';
+import type { EarlyStart, Run } from '../modules/command-types.js';
 import type { ModuleContext, RunOptions } from '../modules/module-types.js';
 import { CliError } from '../shared/terminal/output.js';
 import type { Modules } from './modules.js';
@@ -29,21 +29,50 @@ function assertDatabaseExists(settings: Settings): void {
   );
 }
 
-type Opened = { settings: Settings; modules: Modules; close(): Promise<void> };
+type Opened<E> = { settings: Settings; modules: Modules; early: E | undefined; close(): Promise<void> };
 
-async function open(database = true): Promise<Opened> {
-  const [{ loadSettings }, { createInfra, stderrLogger }, { Modules }, list, db, schema] = await Promise.all([
-    import('../config/settings.js'),
-    import('../infra/index.js'),
-    import('./modules.js'),
-    loadModuleList(),
-    database ? import('../db/database.js') : undefined,
-    database ? import('./schema.js').then((s) => s.loadSchema()) : undefined,
-  ]);
-  const settings = loadSettings();
-  const level = process.env.MAILSVC_LOG_LEVEL ? settings.logLevel : 'warn';
-  const infra = createInfra(settings, { log: () => stderrLogger(level), ...(db && schema ? { openDb: db.createDb, schema } : {}) });
-  return { settings, modules: new Modules(infra, {}, list), close: () => infra.close() };
+/**
+ * The settings, the infrastructure and the module list. With `early` (a
+ * command's early start) the settings are read first and `early` called with
+ * them before the rest loads; what it started is closed with the rest, or at
+ * once when opening fails.
+ */
+async function open<E extends { close(): void }>(database: boolean, early: EarlyStart<E> | undefined): Promise<Opened<E>> {
+  const settingsRead = import('../config/settings.js').then(({ loadSettings }) => loadSettings());
+  const started = early ? settingsRead.then(early) : undefined;
+  // With an early start the rest is asked for once it has started: asked for at once, their chunks
+  // held up the settings' own and postqueue started later (docs/performance.md, "An early start").
+  const loading = (started ?? Promise.resolve())
+    .catch(() => undefined)
+    .then(() =>
+      Promise.all([
+        import('../infra/index.js'),
+        import('./modules.js'),
+        loadModuleList(),
+        database ? import('../db/database.js') : undefined,
+        database ? import('./schema.js').then((s) => s.loadSchema()) : undefined,
+      ]),
+    );
+  let startedEarly: E | undefined;
+  try {
+    const [settings, [{ createInfra, stderrLogger }, { Modules }, list, db, schema]] = await Promise.all([
+      settingsRead,
+      loading,
+      started?.then((e) => {
+        startedEarly = e;
+      }),
+    ]);
+    const level = process.env.MAILSVC_LOG_LEVEL ? settings.logLevel : 'warn';
+    const infra = createInfra(settings, { log: () => stderrLogger(level), ...(db && schema ? { openDb: db.createDb, schema } : {}) });
+    const close = async (): Promise<void> => {
+      startedEarly?.close();
+      await infra.close();
+    };
+    return { settings, modules: new Modules(infra, {}, list), early: startedEarly, close };
+  } catch (err) {
+    (startedEarly ?? (await started?.catch(() => undefined)))?.close();
+    throw err;
+  }
 }
 
 /** The newest migration applied to the configured database, or null when it has none (or no SQLite file). */
@@ -55,8 +84,8 @@ async function applied(settings: Settings, modules: Modules): Promise<{ applied:
 }
 
 export function runModule<M>(pick: (modules: ModuleContext) => Promise<M>, opts: RunOptions = {}): Run<M> {
-  return async (fn) => {
-    const { settings, modules, close } = await open(opts.database !== false);
+  return async (fn, early) => {
+    const { settings, modules, early: started, close } = await open(opts.database !== false, early);
     try {
       if (opts.schema !== false && opts.database !== false) {
         assertDatabaseExists(settings);
@@ -69,7 +98,7 @@ export function runModule<M>(pick: (modules: ModuleContext) => Promise<M>, opts:
         }
       }
       if (opts.redis === true) await modules.infra.connectRedis();
-      return await fn(await pick(modules));
+      return await fn(await pick(modules), started);
     } finally {
       await close();
     }
@@ -82,13 +111,13 @@ export function runModule<M>(pick: (modules: ModuleContext) => Promise<M>, opts:
  * database is missing or not migrated to this version.
  */
 export function runModuleIfMigrated<M>(pick: (modules: ModuleContext) => Promise<M>, opts: RunOptions = {}): Run<M | null> {
-  return async (fn) => {
-    const { settings, modules, close } = await open();
+  return async (fn, early) => {
+    const { settings, modules, early: started, close } = await open(true, early);
     try {
       const schema = await applied(settings, modules);
-      if (schema.applied !== schema.latest) return await fn(null);
+      if (schema.applied !== schema.latest) return await fn(null, started);
       if (opts.redis === true) await modules.infra.connectRedis();
-      return await fn(await pick(modules));
+      return await fn(await pick(modules), started);
     } finally {
       await close();
     }

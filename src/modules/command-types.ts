@@ -1,11 +1,22 @@
 import type { Command } from 'commander';
+import type { Settings } from '../config/settings.js';
+
+/**
+ * Work a command starts from the settings alone, as soon as they are read, so
+ * that it runs while the rest of the start-up loads (the infrastructure, the
+ * module's code): a program whose output the command reads later. `fn` gets
+ * what it returned; its `close` is called when the command ends, whether or
+ * not `fn` used it (docs/performance.md, "An early start").
+ */
+export type EarlyStart<E extends { close(): void }> = (settings: Settings) => E;
 
 /**
  * How a module's CLI command reaches its module: the composition root builds
  * the infrastructure and that one module when the command runs (never at
- * `--help`), hands it to `fn`, and closes what was opened afterwards.
+ * `--help`), hands it to `fn`, and closes what was opened afterwards. With
+ * `early`, `fn` also gets what `early` started (undefined without it).
  */
-export type Run<M> = <T>(fn: (module: M) => Promise<T>) => Promise<T>;
+export type Run<M> = <T, E extends { close(): void } = never>(fn: (module: M, early: E | undefined) => Promise<T>, early?: EarlyStart<E>) => Promise<T>;
 
 /** A module's commands, added to the program before anything is built. */
 export type ModuleCommands<M> = (program: Command, run: Run<M>) => void;

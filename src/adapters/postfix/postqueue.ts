@@ -1,5 +1,6 @@
 import { exec } from '../exec.js';
-import { execLineBatches } from '../exec-lines.js';
+import { startLineBatches } from '../exec-lines.js';
+import type { StartedLines } from '../exec-lines.js';
 
 /** One message as `postqueue -j` prints it (one JSON object per line). */
 export type PostqueueMessage = {
@@ -42,18 +43,56 @@ export function parsePostqueueLine(line: string): PostqueueMessage {
   return m as PostqueueMessage;
 }
 
+const startPostqueueJson = (configDir: string, timeoutMs = 300_000): StartedLines => startLineBatches('postqueue', ['-c', configDir, '-j'], { timeoutMs });
+
+/**
+ * `postqueue -c DIR -j` started now, read by a later `scanQueue` for the same
+ * directory: a caller that knows the directory before it is ready to read (a
+ * CLI command still loading, docs/performance.md) lets postqueue work
+ * meanwhile. What postqueue prints before then waits in the pipe; a full pipe
+ * makes it wait. `close` stops it when no scan read it to its end.
+ */
+export class StartedPostqueue {
+  private lines: StartedLines | null;
+
+  constructor(
+    readonly configDir: string,
+    opts: { timeoutMs?: number } = {},
+  ) {
+    this.lines = startPostqueueJson(configDir, opts.timeoutMs);
+  }
+
+  /** Its output, for the one scan of this directory that reads it; null for any other (which runs its own). */
+  take(configDir: string): StartedLines | null {
+    const lines = configDir === this.configDir ? this.lines : null;
+    if (lines) this.lines = null;
+    return lines;
+  }
+
+  close(): void {
+    this.lines?.stop();
+    this.lines = null;
+  }
+}
+
 /**
  * `postqueue -c DIR -j`, read line by line: each entry goes to `visit` as it
- * arrives (synchronously, the lines of each chunk read in one go, so there is
- * no per-entry promise), memory stays flat
+ * arrives (synchronously, all that was read in one go, so there is no promise
+ * per entry or per read), memory stays flat
  * however long the queue is, and `visit` returning false stops postqueue early.
+ * `started`: a postqueue already running for this directory (StartedPostqueue), read instead of a new one.
  * Ends with an ExecError when postqueue fails (the mail system is down, a
  * wrong configuration directory), a PostqueueFormatError on a line it cannot read.
  */
-export async function scanQueue(configDir: string, visit: (m: PostqueueMessage) => boolean | void, opts: { timeoutMs?: number } = {}): Promise<void> {
-  for await (const lines of execLineBatches('postqueue', ['-c', configDir, '-j'], { timeoutMs: opts.timeoutMs ?? 300_000 })) {
-    for (const line of lines) if (line.trim() !== '' && visit(parsePostqueueLine(line)) === false) return;
-  }
+export async function scanQueue(
+  configDir: string,
+  visit: (m: PostqueueMessage) => boolean | void,
+  opts: { timeoutMs?: number; started?: StartedPostqueue | undefined } = {},
+): Promise<void> {
+  const run = opts.started?.take(configDir) ?? startPostqueueJson(configDir, opts.timeoutMs);
+  await run.each((lines) => {
+    for (const line of lines) if (line.trim() !== '' && visit(parsePostqueueLine(line)) === false) return false;
+  });
 }
 
 /**

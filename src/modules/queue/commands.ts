@@ -8,7 +8,7 @@ import { confirm, formatBytes, pageNote, pageOf, pagingOptions, sortOption, tabl
 import { plural } from '../../shared/terminal/human.js';
 import { commandGroup, readOnly } from '../command-types.js';
 import type { Run } from '../command-types.js';
-import { durationSeconds } from './queue.service.js';
+import { durationSeconds, startQueueRead } from './queue.service.js';
 import type { QueueService } from './queue.service.js';
 import type { QueueEntry } from './schema.js';
 import { QUEUE_SORT } from './schema.js';
@@ -44,7 +44,8 @@ export function queueCommands(program: Command, run: Run<{ service: QueueService
   sortOption(pagingOptions(filterOptions(queue.command('list').description('list the messages in the mail queue'))), QUEUE_SORT, "postqueue's order")
     .option('--json', 'print the messages as a JSON array')
     .action(async (opts: FilterOpts & Page & { json?: boolean; sort?: string }) => {
-      const page = await run((m) => m.service.list({ queue: opts.queue, sender: opts.sender, recipient: opts.recipient }, pageOf(opts), opts.sort));
+      // postqueue starts as soon as the settings are read and runs while the rest of the command loads.
+      const page = await run((m, started) => m.service.list({ queue: opts.queue, sender: opts.sender, recipient: opts.recipient }, pageOf(opts), opts.sort, started), startQueueRead);
       output(opts.json, page.items, () =>
         page.total === 0 ? 'The mail queue holds no such message.' : table(['id', 'queue', 'arrived (UTC)', 'size', 'sender', 'recipients', 'delay reason'], page.items.map(row)) + pageNote(page),
       );
@@ -55,7 +56,7 @@ export function queueCommands(program: Command, run: Run<{ service: QueueService
     .description('how many messages each queue holds')
     .option('--json', 'print the counts as JSON')
     .action(async (opts: { json?: boolean }) => {
-      const counts = await run((m) => m.service.counts());
+      const counts = await run((m, started) => m.service.counts(started), startQueueRead);
       output(opts.json, counts, () => table(['queue', 'messages'], Object.entries(counts).map(([q, n]) => [q, String(n)])));
     });
 

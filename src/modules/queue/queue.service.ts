@@ -2,9 +2,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExecError } from '../../adapters/exec.js';
 import { DAEMON_RETRY_AFTER, notInstalled, notRunning, postfixNotConfigured } from '../../shared/daemon-hints.js';
-import { PostqueueFormatError, flushQueue, postsuperCount, postsuperIds, scanQueue, scheduleNow } from '../../adapters/postfix/postqueue.js';
+import { PostqueueFormatError, StartedPostqueue, flushQueue, postsuperCount, postsuperIds, scanQueue, scheduleNow } from '../../adapters/postfix/postqueue.js';
 import type { PostqueueMessage } from '../../adapters/postfix/postqueue.js';
 import type { HelperClient } from '../../adapters/helper-client.js';
+import type { Settings } from '../../config/settings.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError } from '../../shared/errors.js';
 import type { Page } from '../../shared/paging.js';
@@ -61,6 +62,16 @@ function present(m: PostqueueMessage): QueueEntry {
 }
 
 /**
+ * `postqueue -j` started from the settings alone, before the service is built:
+ * the CLI's `queue list` and `queue counts` start it as soon as the settings are
+ * read (the runner's early start, docs/performance.md) and hand it to `list`
+ * or `counts`, so postqueue runs while the rest of the command loads.
+ */
+export function startQueueRead(settings: Pick<Settings, 'helper'>): StartedPostqueue {
+  return new StartedPostqueue(settings.helper.postfixConfigDir);
+}
+
+/**
  * The Postfix mail queue: read with `postqueue -j` (no root needed), changed
  * with `postsuper` through the privileged helper. Filtering and paging happen
  * while postqueue's output streams in, so memory does not grow with the queue.
@@ -75,8 +86,12 @@ export class QueueService {
     private readonly clock: Clock,
   ) {}
 
-  /** Calls `visit` with every queue entry matching the filter, as postqueue prints them; false from `visit` stops. */
-  private async scan(filter: BulkFilter, visit: (m: PostqueueMessage) => boolean | void): Promise<void> {
+  /**
+   * Calls `visit` with every queue entry matching the filter, as postqueue
+   * prints them; false from `visit` stops. `started`: a postqueue started
+   * before the service was built (startQueueRead), read instead of a new one.
+   */
+  private async scan(filter: BulkFilter, visit: (m: PostqueueMessage) => boolean | void, started?: StartedPostqueue): Promise<void> {
     const sender = addressMatcher('sender', filter.sender);
     const recipient = addressMatcher('recipient', filter.recipient);
     const before = filter.olderThanSeconds === undefined ? null : this.clock.now() / 1000 - filter.olderThanSeconds;
@@ -87,7 +102,7 @@ export class QueueService {
         if (recipient && !m.recipients.some((r) => recipient(r.address))) return;
         if (before !== null && !(m.arrival_time < before)) return;
         return visit(m);
-      });
+      }, { started });
     } catch (err) {
       if (err instanceof ExecError) throw this.postqueueFailure(err);
       if (err instanceof PostqueueFormatError) throw new AppError('upstream', err.message);
@@ -113,8 +128,9 @@ export class QueueService {
    * A page of the matching messages in postqueue's order; with `sort`, the
    * first offset+limit in that order are kept while postqueue streams (ties
    * by queue id), so memory grows with the page asked for, not the queue.
+   * `started`: see startQueueRead.
    */
-  async list(filter: QueueFilter, page: Page, sort?: string): Promise<QueuePage> {
+  async list(filter: QueueFilter, page: Page, sort?: string, started?: StartedPostqueue): Promise<QueuePage> {
     const order = sortOf(sort, QUEUE_SORT);
     const items: QueueEntry[] = [];
     let total = 0;
@@ -123,22 +139,22 @@ export class QueueService {
       await this.scan(filter, (m) => {
         total += 1;
         best.offer(m);
-      });
+      }, started);
       return { items: best.items().slice(page.offset).map(present), total, limit: page.limit, offset: page.offset };
     }
     await this.scan(filter, (m) => {
       if (total >= page.offset && items.length < page.limit) items.push(present(m));
       total += 1;
-    });
+    }, started);
     return { items, total, limit: page.limit, offset: page.offset };
   }
 
   /** How many messages each queue holds (for metrics and `queue counts`). */
-  async counts(): Promise<QueueCounts> {
+  async counts(started?: StartedPostqueue): Promise<QueueCounts> {
     const counts = Object.fromEntries(QUEUE_NAMES.map((n) => [n, 0])) as QueueCounts;
     await this.scan({}, (m) => {
       if (m.queue_name in counts) counts[m.queue_name as QueueName] += 1;
-    });
+    }, started);
     return counts;
   }
 
