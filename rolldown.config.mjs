@@ -29,6 +29,11 @@ const STARTUP = new RegExp(
 // serve, which needs every manifest), not by `mailsvc --help` or the program's own commands.
 const COMMANDS = /[\\/]dist[\\/]modules[\\/]([^\\/]+[\\/](commands|module)|accounts[\\/]quota)\.js/;
 
+// What every command that opens the service needs (the settings, the infrastructure, the database layer
+// with Kysely, the module registry): one chunk instead of about 25 small ones. Each file Node's ESM loader
+// resolves, reads and links costs time of its own: `domains list` went from 100.5 to 89.7 ms with it.
+const RUNTIME = /[\\/]dist[\\/](config[\\/][^\\/]+|infra[\\/][^\\/]+|db[\\/](database|migrate|dialect|db-errors|[a-z-]+-adapter)|app[\\/](modules|schema))\.js$/;
+
 export default defineConfig({
   input: { mailsvc: 'dist/cli/bin.js' },
   // The entry has a #! line: executable, so `npx mailsvc` and a bin link run it directly.
@@ -49,6 +54,7 @@ export default defineConfig({
       groups: [
         { name: 'startup', test: STARTUP, priority: 10 },
         { name: 'commands', test: COMMANDS, priority: 9 },
+        { name: 'runtime', test: RUNTIME, priority: 8 },
       ],
     },
   },
