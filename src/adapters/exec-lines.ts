@@ -142,14 +142,30 @@ export function startLineBatches(file: string, args: readonly string[], opts: Ex
     if (!(opts.okCodes ?? [0]).includes(code)) throw new ExecError('exit', file, { code, stderr: stderrTail });
   }
 
-  function take(): { outLines: LineSplitter; progress: LineProgress } {
+  /** The one reader's line splitting and progress: `feed` each chunk read, `last` once stdout has ended. */
+  function take(): { feed(chunk: Buffer): string[]; last(): string | null } {
     if (taken) throw new Error(`${file}: its output was read already`);
     taken = true;
-    return { outLines: new LineSplitter(max, cap), progress: { lines: 0, bytes: 0 } };
+    const outLines = new LineSplitter(max, cap);
+    const progress: LineProgress = { lines: 0, bytes: 0 };
+    return {
+      feed: (chunk) => {
+        progress.bytes += chunk.length;
+        const lines = outLines.push(chunk);
+        progress.lines += lines.length;
+        opts.onProgress?.({ ...progress });
+        return lines;
+      },
+      last: () => {
+        const rest = outLines.rest();
+        if (rest !== null) progress.lines += 1;
+        return rest;
+      },
+    };
   }
 
   async function* batches(): AsyncGenerator<string[], void, undefined> {
-    const { outLines, progress } = take();
+    const reader = take();
     let finished = false;
     try {
       const stdout = child.proc.stdout;
@@ -157,18 +173,12 @@ export function startLineBatches(file: string, args: readonly string[], opts: Ex
         // A timeout, cap or abort destroys stdout with its ExecError, which ends this loop even while the
         // program is silent. (Racing each read against one long-lived promise would keep every chunk alive.)
         for await (const chunk of stdout as AsyncIterable<Buffer>) {
-          progress.bytes += chunk.length;
-          const lines = outLines.push(chunk);
-          progress.lines += lines.length;
-          opts.onProgress?.({ ...progress });
+          const lines = reader.feed(chunk);
           if (lines.length > 0) yield lines;
         }
       }
-      const last = outLines.rest();
-      if (last !== null) {
-        progress.lines += 1;
-        yield [last];
-      }
+      const last = reader.last();
+      if (last !== null) yield [last];
       finished = true;
       await exitStatus();
     } finally {
@@ -184,7 +194,7 @@ export function startLineBatches(file: string, args: readonly string[], opts: Ex
    * 20,000 entries cost.
    */
   function each(visit: (lines: string[]) => boolean | void): Promise<void> {
-    const { outLines, progress } = take();
+    const reader = take();
     const stdout = child.proc.stdout;
     return new Promise<void>((resolve, reject) => {
       let settled = false;
@@ -205,20 +215,11 @@ export function startLineBatches(file: string, args: readonly string[], opts: Ex
       };
       function onReadable(): void {
         let chunk: Buffer | null;
-        while (!settled && (chunk = stdout?.read() as Buffer | null) !== null) {
-          progress.bytes += chunk.length;
-          const lines = outLines.push(chunk);
-          progress.lines += lines.length;
-          opts.onProgress?.({ ...progress });
-          hand(lines);
-        }
+        while (!settled && (chunk = stdout?.read() as Buffer | null) !== null) hand(reader.feed(chunk));
       }
       const onEnd = (): void => {
-        const last = settled ? null : outLines.rest();
-        if (last !== null) {
-          progress.lines += 1;
-          hand([last]);
-        }
+        const last = settled ? null : reader.last();
+        if (last !== null) hand([last]);
         if (!settled) exitStatus().then(() => settle(true), (err: unknown) => settle(true, err));
       };
       // Done before the reader came (a program that could not start, or was stopped): no event will come.

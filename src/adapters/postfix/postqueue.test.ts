@@ -1,6 +1,9 @@
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
-import { PostqueueFormatError, parsePostqueueLine, postsuperCount, postsuperIds } from './postqueue.js';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PostqueueFormatError, StartedPostqueue, parsePostqueueLine, postsuperCount, postsuperIds, scanQueue } from './postqueue.js';
 
 // Saved `postqueue -j` output (Postfix 3.7) and postsuper's stderr; the real programs run in src/modules/queue/*.int.test.ts.
 const FIXTURE = readFileSync(new URL('../../../test/fixtures/postfix/postqueue-j.txt', import.meta.url), 'utf8').trim().split('\n');
@@ -35,3 +38,41 @@ describe("postsuper's report on stderr", () => {
     expect([...postsuperIds(stderr)].sort()).toEqual(['4B0A6210E3F', '9F6E0210E45']);
   });
 });
+
+describe('a postqueue started early (StartedPostqueue)', () => {
+  // A stand-in postqueue first on the PATH: it notes each run in its -c directory and prints the fixture.
+  const bin = mkdtempSync(join(tmpdir(), 'mailsvc-postqueue-bin-'));
+  const fixture = fileURLToPath(new URL('../../../test/fixtures/postfix/postqueue-j.txt', import.meta.url));
+  writeFileSync(join(bin, 'postqueue'), `#!/bin/sh\necho run >> "$2/runs"\ncat '${fixture}'\n`);
+  chmodSync(join(bin, 'postqueue'), 0o755);
+  const path = process.env.PATH;
+  const dirs: string[] = [];
+  const configDir = (): string => {
+    const d = mkdtempSync(join(tmpdir(), 'mailsvc-postqueue-cfg-'));
+    dirs.push(d);
+    return d;
+  };
+  const runs = (d: string): number => readFileSync(join(d, 'runs'), 'utf8').trim().split('\n').length;
+  afterEach(() => {
+    process.env.PATH = path;
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('is what the scan of its directory reads (postqueue runs once); a scan of another directory runs its own', async () => {
+    process.env.PATH = `${bin}:${path ?? ''}`;
+    const dir = configDir();
+    const started = new StartedPostqueue(dir);
+    const ids: string[] = [];
+    await scanQueue(dir, (m) => void ids.push(m.queue_id), { started });
+    expect(ids).toHaveLength(FIXTURE.length);
+    expect(runs(dir)).toBe(1);
+    const other = configDir();
+    await scanQueue(other, () => undefined, { started });
+    expect(runs(other)).toBe(1);
+    // Taken once: a second scan of the first directory runs postqueue again.
+    await scanQueue(dir, () => undefined, { started });
+    expect(runs(dir)).toBe(2);
+    started.close();
+  });
+});
+

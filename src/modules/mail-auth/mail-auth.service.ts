@@ -33,8 +33,8 @@ export class MailAuthService {
   async check(req: MailAuthRequest): Promise<MailAuthResult> {
     const user = req.user.trim().toLowerCase();
     const login = user.includes('@') && user.length <= 320 ? await this.appPasswords.findLogin(user, req.password) : undefined;
-    const account = login?.account;
-    if (!login || !account || account.active !== 1 || account.domain_active !== 1) return this.refuse(req, 'unknown or inactive account');
+    if (!login || login.account.active !== 1 || login.account.domain_active !== 1) return this.refuse(req, 'unknown or inactive account');
+    const { account } = login;
     const appId = login.appPasswordId;
     if (appId !== null) {
       this.log.info({ user: account.address, protocol: req.protocol, ip: req.remoteIp, app_password: appId }, 'mail login accepted');

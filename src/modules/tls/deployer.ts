@@ -197,8 +197,8 @@ export class Deployer implements CertificateDeployer {
    * report says what is on the wire, not only what the helper changed.
    */
   private async proveRollback(targets: readonly PortTarget[], failed: string, previous: string | null): Promise<string> {
-    const readings = await this.readUntil(targets, previous ?? ((served) => served !== undefined && served !== failed), this.opts.restartWaitMs);
-    const still = readings.filter((r) => (previous === null ? r.served?.sha256 === failed || !r.served : r.served?.sha256 !== previous));
+    const back = (served: string | undefined): boolean => (previous === null ? served !== undefined && served !== failed : served === previous);
+    const still = (await this.readUntil(targets, back, this.opts.restartWaitMs)).filter((r) => !back(r.served?.sha256));
     if (still.length === 0) return 'the daemons were pointed back at the previous certificate, which every port serves again';
     this.log().warn({ tls: { certificate: failed, ports: still.map((r) => `${r.kind}:${r.port}`) } }, 'previous certificate not served after the rollback');
     return `the daemons were pointed back at the previous certificate, but ${still.map((r) => `${r.kind}:${r.port}`).join(', ')} ${still.length === 1 ? 'does' : 'do'} not serve it yet: run mailsvc tls check`;
