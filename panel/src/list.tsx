@@ -5,6 +5,9 @@ import type { ApiError } from './api';
 import { described, ErrorNote, Field, FieldMessage, formErrors, hashParam, PAGE_SIZE, Pager, plural, useAction, useLoad } from './ui';
 import type { FormErrors } from './ui';
 
+/** No row selected (shared, never changed). */
+const NONE: ReadonlySet<string> = new Set();
+
 /** One column: its heading, what a row shows in it and, when the API can order by it, its `sort` field (the heading becomes a sort button). */
 export type Column<T> = { title: string; cell: (row: T) => ComponentChildren; sort?: string };
 
@@ -117,8 +120,11 @@ export function List<T>(p: ListProps<T>) {
     [p.path, queryKey, JSON.stringify(filter), offset, sort, p.version ?? 0],
   );
   // Selected rows (by key) of the page shown: a new page, order, filter or reload starts with none.
-  const [selected, setSelected] = useState<Set<string>>(new Set());
-  useEffect(() => setSelected(new Set()), [list.data]);
+  // The selection belongs to the data it was made on, so the first render of new data already
+  // shows none checked (an effect that cleared it would leave one render with the old boxes ticked).
+  const [picked, setPicked] = useState<{ on: unknown; keys: Set<string> }>({ on: undefined, keys: new Set() });
+  const selected = picked.on === list.data ? picked.keys : NONE;
+  const setSelected = (keys: Set<string>) => setPicked({ on: list.data, keys });
   const bulkRun = useAction();
   const [bulkResult, setBulkResult] = useState('');
   // A new range or path starts at the first page.

@@ -34,8 +34,14 @@ export type DeployerOptions = {
   /** How long to wait for a restarted daemon's port to answer again. */
   restartWaitMs: number;
   pollMs: number;
+  /**
+   * Once every port serves what is wanted, how long after that the ports are read again to confirm it: a reload
+   * leaves the daemon's old workers accepting for a moment next to the new ones (nginx starts the new workers,
+   * waits, then tells the old ones to stop), so one good reading may be followed by the old certificate.
+   */
+  steadyMs: number;
 };
-export const DEFAULT_DEPLOYER_OPTIONS: DeployerOptions = { settleMs: 5000, restartWaitMs: 30_000, pollMs: 200 };
+export const DEFAULT_DEPLOYER_OPTIONS: DeployerOptions = { settleMs: 5000, restartWaitMs: 30_000, pollMs: 200, steadyMs: 1000 };
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -62,9 +68,9 @@ function helperJson(stdout: string, what: string): Record<string, unknown> {
 export class Deployer implements CertificateDeployer {
   constructor(
     private readonly helper: HelperClient,
-    private readonly prober: TlsProber,
+    private readonly prober: Pick<TlsProber, 'read'>,
     private readonly configured: readonly PortTarget[],
-    private readonly repo: TlsRepository,
+    private readonly repo: Pick<TlsRepository, 'upsertPorts' | 'addDeploy'>,
     private readonly clock: Clock,
     private readonly log: () => Pick<Logger, 'warn' | 'info'>,
     private readonly opts: DeployerOptions = DEFAULT_DEPLOYER_OPTIONS,
@@ -102,10 +108,11 @@ export class Deployer implements CertificateDeployer {
   }
 
   /**
-   * Reads `targets` until each serves `sha256`, or `ms` passed, or every port
-   * has answered (served some certificate) for `settleMs` without all of them
-   * serving it: a port that does not answer (a daemon restarting) is waited
-   * for, a port that answers with the old certificate is given `settleMs`.
+   * Reads `targets` until each serves `sha256` on two readings `steadyMs`
+   * apart, or `ms` passed, or every port has answered (served some
+   * certificate) for `settleMs` without all of them serving it: a port that
+   * does not answer (a daemon restarting) is waited for, a port that answers
+   * with the old certificate is given `settleMs`.
    */
   private async readUntil(targets: readonly PortTarget[], sha256: string | ((served: string | undefined) => boolean), ms: number): Promise<PortReading[]> {
     const good = typeof sha256 === 'string' ? (served: string | undefined) => served === sha256 : sha256;
@@ -113,8 +120,15 @@ export class Deployer implements CertificateDeployer {
     let answeredSince: number | null = null;
     let readings = await this.prober.read(targets);
     for (;;) {
-      const now = this.clock.now();
-      if (readings.every((r) => good(r.served?.sha256)) || now >= end) return readings;
+      let now = this.clock.now();
+      if (readings.every((r) => good(r.served?.sha256))) {
+        // Every port serves it: read them all again a moment later, so a daemon's old worker still accepting is not taken for the new one.
+        await sleep(this.opts.steadyMs);
+        readings = await this.prober.read(targets);
+        if (readings.every((r) => good(r.served?.sha256))) return readings;
+        now = this.clock.now();
+      }
+      if (now >= end) return readings;
       if (readings.every((r) => r.served)) answeredSince ??= now;
       else answeredSince = null;
       if (answeredSince !== null && now - answeredSince >= this.opts.settleMs) return readings;
