@@ -20,7 +20,7 @@
 //   --stage-only DIR     stage the package into DIR and stop (no archive, no feed)
 //   --no-build           do not run npm run build first
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { basename, dirname, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -83,8 +83,9 @@ function stage(into, version) {
   rmSync(into, { recursive: true, force: true });
   mkdirSync(into, { recursive: true });
   for (const { path } of pack[0].files) cpSync(join(ROOT, path), join(into, path), { recursive: true });
-  // The built program, whether or not npm pack lists it.
-  cpSync(join(ROOT, 'dist', 'bundle'), join(into, 'dist', 'bundle'), { recursive: true });
+  // The built program, whether or not npm pack lists it: the version dist/bundle links to, as a directory.
+  rmSync(join(into, 'dist', 'bundle'), { recursive: true, force: true });
+  cpSync(realpathSync(join(ROOT, 'dist', 'bundle')), join(into, 'dist', 'bundle'), { recursive: true });
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   pkg.version = version;
   writeFileSync(join(into, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
