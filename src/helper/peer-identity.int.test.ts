@@ -6,8 +6,7 @@ import type { Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../../test/helpers/cli.js';
-import { ownCgroupLeaf } from '../../test/helpers/helper-peers.js';
+import { ownCgroupLeaf, peerClientScript } from '../../test/helpers/helper-peers.js';
 import { skipNotice } from '../../test/helpers/services.js';
 import { identifyPeer } from './peer-identity.js';
 import type { Peer } from './peer-identity.js';
@@ -46,7 +45,7 @@ describe.skipIf(!canRun)('identifyPeer: who holds the other end, through ss and 
   const asNobody = async (): Promise<{ child: ChildProcess; socket: Socket }> => {
     const got = nextAccepted();
     const plan = JSON.stringify([{}]);
-    const child = spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, join(REPO_ROOT, 'test/helpers/helper-peer-client.mjs'), path, plan], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, peerClientScript(), path, plan], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['pipe', 'pipe', 'inherit'] });
     return { child, socket: await got };
   };
 
