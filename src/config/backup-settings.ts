@@ -87,10 +87,18 @@ function absolute(src: Source, key: string, dflt: string): string {
   return v.replace(/\/+$/, '') || '/';
 }
 
-/** A `<remote>:<path>` entry as rclone names it: the remote a config name, never an option or a local path. */
+/**
+ * A `<remote>:<path>` entry as rclone names it: the remote a config name
+ * (letters, digits, underscores; never mailsvc's own crypt layer), the path
+ * plain segments on that remote (no `..`, no leading `-`, no colon, comma or
+ * space: never an rclone flag, an on-the-fly remote or a connection string).
+ */
 export function parseRemoteTarget(entry: string): { remote: string; path: string } | null {
-  const m = /^([A-Za-z0-9_][A-Za-z0-9_.-]{0,63}):([^\s]*)$/.exec(entry);
-  return m ? { remote: m[1] ?? '', path: m[2] ?? '' } : null;
+  const m = /^([A-Za-z0-9_]{1,64}):([A-Za-z0-9_./@+=-]{0,255})$/.exec(entry);
+  if (!m || (m[1] ?? '').toLowerCase() === 'mailsvccrypt') return null;
+  const path = m[2] ?? '';
+  if (path.startsWith('-') || path.split('/').some((s) => s === '..')) return null;
+  return { remote: m[1] ?? '', path };
 }
 
 /**
