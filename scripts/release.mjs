@@ -85,6 +85,9 @@ function stage(into, version) {
   for (const { path } of pack[0].files) cpSync(join(ROOT, path), join(into, path), { recursive: true });
   // The built program, whether or not npm pack lists it.
   cpSync(join(ROOT, 'dist', 'bundle'), join(into, 'dist', 'bundle'), { recursive: true });
+  // The helper's SO_PEERCRED addon, compiled by npm ci: a host has no build tools (package.json "files" lists it).
+  const addon = join('native', 'peercred', 'build', 'Release', 'peercred.node');
+  if (!existsSync(join(into, addon))) fail(`${addon} is missing: build it with npm ci (or npm rebuild) first`);
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   pkg.version = version;
   writeFileSync(join(into, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);

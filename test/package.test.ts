@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
@@ -26,6 +27,14 @@ describe('a production install', () => {
     expect(Object.keys(pkg.devDependencies)).not.toContain('node-gyp');
     // npm start builds only in a checkout; its prestart uses node alone.
     expect(pkg.scripts.prestart).toBe('node scripts/build-if-needed.mjs');
+  });
+
+  it('ships the compiled SO_PEERCRED addon the helper loads (npm pack lists it; the release copies what npm pack lists)', () => {
+    const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const packed = (JSON.parse(r.stdout) as { files: { path: string }[] }[])[0]?.files.map((f) => f.path) ?? [];
+    expect(packed).toEqual(expect.arrayContaining(['native/peercred/build/Release/peercred.node', 'native/peercred/peercred.c', 'native/peercred/binding.gyp']));
+    expect(existsSync(join(REPO_ROOT, 'native/peercred/build/Release/peercred.node'))).toBe(true);
   });
 
   it('the shipped command imports only production dependencies and Node built-ins', () => {
