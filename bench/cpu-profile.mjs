@@ -37,8 +37,9 @@ function place(url, name) {
     const rest = url.slice(nm + '/node_modules/'.length).split('/');
     return `package ${rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]}`;
   }
-  const b = url.indexOf('/dist/bundle/');
-  if (b !== -1) return `bundle ${url.slice(b + '/dist/bundle/'.length)}`;
+  // dist/bundle links to the version directory the build made (dist/.bundle-<time>-<pid>/), which Node reports.
+  const b = /\/dist\/(?:bundle|\.bundle-[^/]+)\/(.*)$/.exec(url);
+  if (b) return `bundle ${b[1]}`;
   return url.replace(/^file:\/\//, '');
 }
 

@@ -1,16 +1,19 @@
 // `npm run build`: tsc, then the CLI bundle (rolldown) and the panel (vite), each
-// written into a directory of its own and renamed into place, under a lock.
-// So a second build in the same checkout (two `npm test` runs at once) waits
-// for the first instead of rewriting dist/ under it, and a process running
-// dist/bundle/mailsvc.js never sees a missing or half-written bundle: the
-// replaced bundle stays (as dist/.old-*) for an hour, so a process that started
-// on it still finds the chunks it loads later.
+// written into a versioned directory of its own (dist/.bundle-<time>-<pid>,
+// dist/.panel-…), under a lock. dist/bundle and dist/panel are symbolic links
+// to the current version, replaced by one rename(2) of a new link over the old:
+// a process that opens dist/bundle/mailsvc.js at any moment of a build finds
+// the old bundle or the new one, never none (two renames of directories left a
+// moment with no bundle at all). A second build in the same checkout waits for
+// the first. Node runs the main file by its real path, so a process started on
+// a version loads that version's chunks later: a replaced version is kept for
+// an hour after its replacement.
 //
 // `--if-changed`: nothing is built when dist/ was built from these very
 // sources (dist/.build-stamp: every source file's path, size and time).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -107,20 +110,46 @@ function run(cmd, args, env = {}) {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status ?? r.signal})`);
 }
 
-/** Puts `next` in place of `target` by renames; the replaced directory is kept for a while. */
-function swap(next, target) {
-  const old = join(dist, `.old-${target.split('/').pop()}-${Date.now()}-${process.pid}`);
-  if (existsSync(target)) renameSync(target, old);
-  renameSync(next, target);
+/**
+ * Points `dist/<name>` at the version `next` (a directory in dist/) with one
+ * rename of a new link over the old one. A checkout built before links were used
+ * has a real directory there: it is moved aside first, once.
+ */
+function swap(next, name) {
+  const target = join(dist, name);
+  const link = join(dist, `.link-${name}-${process.pid}`);
+  rmSync(link, { force: true });
+  symlinkSync(next.split('/').pop(), link);
+  let previous = null;
+  try {
+    const st = lstatSync(target);
+    if (st.isSymbolicLink()) previous = join(dist, readlinkSync(target));
+    else renameSync(target, join(dist, `.${name}-${Date.now()}-${process.pid}-dir`));
+  } catch (err) {
+    if (err.code !== 'ENOENT') throw err;
+  }
+  renameSync(link, target);
+  // The replaced version's time now counts from its replacement (removeOld keeps it an hour).
+  if (previous && previous !== next && existsSync(previous)) {
+    const now = new Date();
+    utimesSync(previous, now, now);
+  }
 }
 
+/** Versions no link points at, replaced more than an hour ago (their time is the replacement's). */
 function removeOld() {
+  const current = new Set();
+  for (const name of ['bundle', 'panel']) {
+    try {
+      current.add(readlinkSync(join(dist, name)));
+    } catch {
+      // no link yet
+    }
+  }
   for (const e of readdirSync(dist)) {
-    if (!e.startsWith('.old-') && !e.startsWith('.next-')) continue;
+    if (!/^\.(bundle|panel|next-bundle|next-panel|old-[a-z]+)-/.test(e) || current.has(e)) continue;
     const p = join(dist, e);
-    // A replaced directory's age counts from its replacement (the time in its name); a leftover next-* from its making.
-    const since = Number(/^\.old-[a-z]+-(\d+)-/.exec(e)?.[1] ?? statSync(p).mtimeMs);
-    if (Date.now() - since > KEEP_OLD_MS) rmSync(p, { recursive: true, force: true });
+    if (Date.now() - statSync(p).mtimeMs > KEEP_OLD_MS) rmSync(p, { recursive: true, force: true });
   }
 }
 
@@ -138,15 +167,16 @@ try {
 }
 
 function build(want) {
-  const bundleNext = join(dist, `.next-bundle-${process.pid}`);
-  const panelNext = join(dist, `.next-panel-${process.pid}`);
+  const version = `${Date.now()}-${process.pid}`;
+  const bundleNext = join(dist, `.bundle-${version}`);
+  const panelNext = join(dist, `.panel-${version}`);
   run(bin('tsc'), ['-p', 'tsconfig.build.json']);
   run(bin('rolldown'), ['-c', 'rolldown.config.mjs', '--silent'], { MAILSVC_BUNDLE_DIR: bundleNext });
   // Which modules each top-level command needs, and the help's lines for the others (src/cli/command-index.ts).
   run(process.execPath, ['scripts/command-index.mjs', bundleNext]);
   run(bin('vite'), ['build', '--config', 'panel/vite.config.mjs', '--outDir', panelNext, '--emptyOutDir', '--logLevel', 'warn']);
-  swap(bundleNext, join(dist, 'bundle'));
-  swap(panelNext, join(dist, 'panel'));
+  swap(bundleNext, 'bundle');
+  swap(panelNext, 'panel');
   writeFileSync(stampFile, want);
   removeOld();
 }

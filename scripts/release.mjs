@@ -20,7 +20,7 @@
 //   --stage-only DIR     stage the package into DIR and stop (no archive, no feed)
 //   --no-build           do not run npm run build first
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { basename, dirname, join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -83,8 +83,9 @@ function stage(into, version) {
   rmSync(into, { recursive: true, force: true });
   mkdirSync(into, { recursive: true });
   for (const { path } of pack[0].files) cpSync(join(ROOT, path), join(into, path), { recursive: true });
-  // The built program, whether or not npm pack lists it.
-  cpSync(join(ROOT, 'dist', 'bundle'), join(into, 'dist', 'bundle'), { recursive: true });
+  // The built program, whether or not npm pack lists it: the version dist/bundle links to, as a directory.
+  rmSync(join(into, 'dist', 'bundle'), { recursive: true, force: true });
+  cpSync(realpathSync(join(ROOT, 'dist', 'bundle')), join(into, 'dist', 'bundle'), { recursive: true });
   // The helper's SO_PEERCRED addon, compiled by npm ci: a host has no build tools (package.json "files" lists it).
   const addon = join('native', 'peercred', 'build', 'Release', 'peercred.node');
   if (!existsSync(join(into, addon))) fail(`${addon} is missing: build it with npm ci (or npm rebuild) first`);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIALECTS, createTestDatabase, dialectAvailable } from './helpers/dialects.js';
@@ -131,3 +133,62 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+/**
+ * The Lua passdb passes on only the userdb fields it allows (quota_rule of the shape `*:bytes=N`): a hook that
+ * answers OK with uid, gid, home or mail of its choosing (a compromised service) cannot point a login at root's
+ * or another user's files. A hook of the test's own answers every login so.
+ */
+describe('the Lua passdb takes only allowed userdb fields from the hook (real Dovecot)', { timeout: 120_000 }, () => {
+  const available = daemonsMissing === null;
+  let db: TestDatabase;
+  let dovecot: Dovecot;
+  let server: Server;
+  let sockDir = '';
+  const hex = (s: string) => Buffer.from(s, 'utf8').toString('hex');
+  const HOSTILE = ['user=root', 'uid=0', 'gid=0', 'home=/root', 'mail=maildir:/etc', 'quota_rule=*:bytes=5; storage=0', 'mail_plugins=acl', 'quota_rule=*:bytes=1234'];
+
+  beforeAll(async () => {
+    if (!available) return;
+    db = await createTestDatabase('sqlite');
+    sockDir = mkdtempSync(join(tmpdir(), 'mailsvc-run-'));
+    chmodSync(sockDir, 0o755);
+    const hookSocket = join(sockDir, 'auth-hook.sock');
+    server = createServer((conn) => {
+      let buf = '';
+      conn.setEncoding('utf8').on('data', (d: string) => {
+        buf += d;
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          const user = Buffer.from(line.split('\t')[3] ?? '', 'hex').toString('utf8');
+          conn.write(`OK\t${hex(user)}\t${HOSTILE.map(hex).join('\t')}\n`);
+        }
+      });
+      conn.on('error', () => undefined);
+    });
+    await new Promise<void>((res) => server.listen(hookSocket, res));
+    chmodSync(hookSocket, 0o666);
+    dovecot = await startDovecot({ dialect: 'sqlite', databaseUrl: db.url, hookSocket });
+  }, 120_000);
+  afterAll(async () => {
+    await dovecot?.stop();
+    await new Promise<void>((res) => (server ? server.close(() => res()) : res()));
+    await db?.drop();
+    if (sockDir) rmSync(sockDir, { recursive: true, force: true });
+  });
+
+  it.skipIf(!available)('uid, gid, home, mail and a malformed quota_rule are dropped; a well-formed quota_rule passes', async () => {
+    const out = await dovecot.doveadm(['auth', 'login', 'mallory@example.org', 'any password']);
+    const fields = loginUserdbFields(out);
+    expect(fields, out).toMatchObject({ quota_rule: '*:bytes=1234' });
+    expect(fields.uid, out).not.toBe('0');
+    expect(fields.gid, out).not.toBe('0');
+    expect(fields.home ?? '', out).not.toBe('/root');
+    expect(fields.mail ?? '', out).not.toMatch(/\/etc/);
+    expect(fields, out).not.toHaveProperty('mail_plugins');
+    expect(fields.home, out).toMatch(/\/vmail\/example\.org\/mallory$/);
+    expect(out).not.toMatch(/\broot\b/);
+  });
+});

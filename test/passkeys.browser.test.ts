@@ -1,5 +1,4 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { Server } from 'node:http';
@@ -118,8 +117,8 @@ describe.skipIf(unavailable !== null)('passkeys in Chromium, against the real se
   const storedCounter = async (): Promise<number> => Number((await t.ctx.db.selectFrom('admin_passkeys').select('counter').executeTakeFirstOrThrow()).counter);
 
   beforeAll(async () => {
-    // The panel as it ships, with this checkout's sources.
-    execFileSync('npx', ['vite', 'build', '--config', 'panel/vite.config.mjs'], { cwd: REPO_ROOT, stdio: 'ignore' });
+    // The panel as it ships, with this checkout's sources: test/global-setup.ts built it before any file ran
+    // (building it again here replaced the panel under the other browser tests running beside this one).
     expect(existsSync(join(panelBuildDir(), 'index.html'))).toBe(true);
     mkdirSync(SHOTS, { recursive: true });
     db = await createTestDatabase('sqlite');

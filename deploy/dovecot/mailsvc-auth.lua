@@ -111,14 +111,28 @@ local function ask_hook(line)
   return answer, err
 end
 
--- The userdb_ fields of an OK answer's `\t<hex(name=value)>` list; nil if one is garbled.
+-- The userdb fields the hook may set, each with the shape its value must have.
+-- Nothing else passes: uid, gid, home, mail and the rest come from the userdb
+-- blocks' default_fields, never from the hook (a service that could name them
+-- could point a login at another user's files). `user` passes only as the
+-- canonical name the answer began with.
+local USERDB_ALLOWED = {
+  quota_rule = "^%*:bytes=%d+$",
+}
+
+-- The userdb_ fields of an OK answer's `\t<hex(name=value)>` list, allowed ones
+-- only; nil if one is garbled.
 local function userdb_fields(list, fields)
+  local canonical = fields.user
   if (list:gsub("\t%x+", "")) ~= "" then return nil end
   for item in list:gmatch("\t([^\t]*)") do
     local pair = unhex(item)
     local name, value = (pair or ""):match("^([a-z_]+)=(.*)$")
     if not name or value:find("[%c]") then return nil end
-    fields["userdb_" .. name] = value
+    local shape = USERDB_ALLOWED[name]
+    if (name == "user" and value == canonical) or (shape and value:match(shape)) then
+      fields["userdb_" .. name] = value
+    end
   end
   return fields
 end

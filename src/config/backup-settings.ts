@@ -87,10 +87,18 @@ function absolute(src: Source, key: string, dflt: string): string {
   return v.replace(/\/+$/, '') || '/';
 }
 
-/** A `<remote>:<path>` entry as rclone names it: the remote a config name, never an option or a local path. */
+/**
+ * A `<remote>:<path>` entry as rclone names it: the remote a config name
+ * (letters, digits, underscores; never mailsvc's own crypt layer), the path
+ * plain segments on that remote (no `..`, no leading `-`, no colon, comma or
+ * space: never an rclone flag, an on-the-fly remote or a connection string).
+ */
 export function parseRemoteTarget(entry: string): { remote: string; path: string } | null {
-  const m = /^([A-Za-z0-9_][A-Za-z0-9_.-]{0,63}):([^\s]*)$/.exec(entry);
-  return m ? { remote: m[1] ?? '', path: m[2] ?? '' } : null;
+  const m = /^([A-Za-z0-9_]{1,64}):([A-Za-z0-9_./@+=-]{0,255})$/.exec(entry);
+  if (!m || (m[1] ?? '').toLowerCase() === 'mailsvccrypt') return null;
+  const path = m[2] ?? '';
+  if (path.startsWith('-') || path.split('/').some((s) => s === '..')) return null;
+  return { remote: m[1] ?? '', path };
 }
 
 /**
@@ -114,6 +122,9 @@ export function loadBackupSettings(src: Source, dataDir: string, configFile: str
   const retention = val(src, `${p}RETENTION_DAYS`) ?? BACKUP_DEFAULTS.RETENTION_DAYS;
   if (!/^\d+$/.test(retention) || Number(retention) < 1 || Number(retention) > 36_500) throw new SettingsError(`${p}RETENTION_DAYS`, 'must be a whole number of days from 1 to 36500');
   const onCalendar = (val(src, `${p}ONCALENDAR`) ?? BACKUP_DEFAULTS.ONCALENDAR).split(/\r?\n|;/).map((l) => l.trim()).filter(Boolean);
+  // Rendered into unit files by root (`backup units --write`): a line is calendar text, never a control character.
+  // eslint-disable-next-line no-control-regex
+  if (onCalendar.some((l) => /[\x00-\x1f\x7f]/.test(l) || l.length > 255)) throw new SettingsError(`${p}ONCALENDAR`, 'each line must be a systemd calendar expression: at most 255 characters, no control characters');
   const mailStorage = absolute(src, 'MAILSVC_MAIL_STORAGE', '/var/vmail');
   const configPaths = (val(src, `${p}CONFIG_PATHS`) ?? (opts.daemonPaths ?? ['/etc/postfix', '/etc/dovecot', '/etc/rspamd/local.d', '/etc/rspamd/dkim', '/etc/fail2ban/jail.d', '/etc/default/postsrsd']).join(' ')).split(/\s+/).filter(Boolean);
   for (const c of configPaths) if (!isAbsolute(c)) throw new SettingsError(`${p}CONFIG_PATHS`, `"${c}" is not an absolute path`);

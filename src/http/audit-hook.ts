@@ -8,7 +8,8 @@ export type TokenOwner = (token: string) => Promise<{ subject: string; tokenId: 
 
 const READ_ONLY = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Body fields that name what a create acts on, when the URL has no parameter. */
-const TARGET_FIELDS = ['address', 'name', 'source', 'domain'];
+/** The body fields that name what a request acts on, when its path names nothing (`ip`: the address a ban is for). */
+const TARGET_FIELDS = ['address', 'name', 'source', 'domain', 'ip'];
 
 const STATUS_CODES: Record<number, string> = {
   400: 'bad_request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 413: 'too_large',

@@ -25,6 +25,13 @@ describe('the audit summary keeps only scalar, non-secret fields', () => {
     });
   });
 
+  it('matches secret names by whole words: settings named like them are recorded, secrets named any way are not', () => {
+    // Booleans and names with no secret word among theirs are settings: recorded as they are.
+    expect(summarize({ passwordless: true, require_app_password: false, passkeys: 'on', keyword: 'k' })).toEqual({ passwordless: true, require_app_password: false, passkeys: 'on', keyword: 'k' });
+    const secrets = { current_password: 'a', bearerToken: 'b', totp_code: 'c', 'recovery-codes': 'd', app_password: 'e', provider_key: 'f', passphrase: 'g', AuthKey: 'h', pin: 1234 };
+    expect(summarize(secrets)).toEqual(Object.fromEntries(Object.keys(secrets).map((k) => [k, '[redacted]'])));
+  });
+
   it('keeps at most 40 fields and cuts long strings', () => {
     const many = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`f${i}`, 'v'.repeat(1000)]));
     const s = summarize(many);

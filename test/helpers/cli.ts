@@ -25,12 +25,15 @@ export type CliOptions = {
   /** Written to standard input, which is then closed. */
   input?: string;
   timeoutMs?: number;
+  /** A command the CLI runs under (e.g. setpriv to another user), before `node`. */
+  wrap?: readonly string[];
 };
 
 /** Runs `node dist/bundle/mailsvc.js <args>` in a clean environment and collects its output. */
 export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_BIN, ...args], {
+    const [file = process.execPath, ...pre] = opts.wrap ? [...opts.wrap, process.execPath] : [];
+    const child = spawn(file, [...pre, CLI_BIN, ...args], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from './cli.js';
 
@@ -27,6 +28,22 @@ export type PeerClient = {
 };
 
 /**
+ * The client script where any user can read it: a checkout nobody may enter (a clone under /root, 0700) would
+ * make node, run as another user, answer "Cannot find module". Copied once per test process.
+ */
+export function peerClientScript(): string {
+  if (clientCopy === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'mailsvc-peer-client-'));
+    chmodSync(dir, 0o755);
+    clientCopy = join(dir, 'helper-peer-client.mjs');
+    copyFileSync(join(REPO_ROOT, 'test/helpers/helper-peer-client.mjs'), clientCopy);
+    chmodSync(clientCopy, 0o644);
+  }
+  return clientCopy;
+}
+let clientCopy: string | undefined;
+
+/**
  * Why an unprivileged user cannot make a user and network namespace of its
  * own here (`unshare -rn` as nobody), or null when it can.
  */
@@ -48,7 +65,7 @@ export type PeerClientOptions = {
 export function startPeerClient(socket: string, uid: number, gid: number, plan: ConnSpec[], opts: PeerClientOptions = {}): PeerClient {
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' };
   const namespaces = opts.ownNamespaces ? ['unshare', '-rn'] : [];
-  const client = [process.execPath, join(REPO_ROOT, 'test/helpers/helper-peer-client.mjs'), socket, JSON.stringify(plan)];
+  const client = [process.execPath, peerClientScript(), socket, JSON.stringify(plan)];
   const child = spawn('setpriv', [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', ...namespaces, ...client], {
     env,
     stdio: ['pipe', 'pipe', 'inherit'],

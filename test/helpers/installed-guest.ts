@@ -27,7 +27,7 @@ export function installedGuestUnavailable(): { missing: string | null; lower: st
     try {
       lower = cachedRoot();
     } catch (e) {
-      missing = `the Debian 12 root could not be built (no network to deb.debian.org?): ${String((e as { stderr?: Buffer }).stderr ?? e).slice(-400)}`;
+      missing = `the Debian 12 root could not be built (test/helpers/nspawn-root.sh under flock, see its output): ${String((e as { stderr?: Buffer }).stderr ?? e).slice(-600)}`;
     }
   }
   return { missing, lower };

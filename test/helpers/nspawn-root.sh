@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Builds the Debian 12 root the installed-host test boots (test/helpers/nspawn.ts).
-# Usage: nspawn-root.sh DEST  — DEST must not exist; built in DEST.tmp-<pid>, renamed at the end,
-# so a killed build never leaves a half root. The cache key is this file's hash: change
-# the package lists here and the next run builds a new root.
+# Usage: nspawn-root.sh DEST — built in DEST.tmp-<pid>, renamed at the end, so a killed build
+# never leaves a half root. The cache key is this file's hash: change the package lists here and
+# the next run builds a new root. Run under the cache's flock (nspawn.ts): a DEST that another
+# build finished while this one waited for the lock is used as it is.
 set -euo pipefail
 dest=$1
+if [ -e "$dest/etc/os-release" ]; then exit 0; fi
+# Not finished (no os-release): left by a build from before the lock; nobody else builds it now.
+rm -rf "$dest"
 mirror=${MAILSVC_TEST_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 base=systemd,systemd-sysv,dbus,iproute2,nftables,procps,ca-certificates,libstdc++6,util-linux,passwd,login
 daemons="postfix postfix-sqlite dovecot-core dovecot-imapd dovecot-lmtpd dovecot-sqlite dovecot-auth-lua lua-socket sqlite3 curl fail2ban python3-systemd rspamd postsrsd"

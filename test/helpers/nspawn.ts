@@ -34,12 +34,16 @@ export function cachedRootPath(): string {
   return join(CACHE_DIR, `bookworm-${key}`);
 }
 
-/** The cached root, built first if missing (about 5 minutes, needs deb.debian.org). Throws when the build fails. */
+/**
+ * The cached root, built first if missing (about 5 minutes, from Debian's archive). Two test files (or two
+ * runs) that ask at once share one build: the builder holds an flock on the cache's lock file, and a caller
+ * that waited for it finds the root made and uses it. Throws with the build's own output when it fails.
+ */
 export function cachedRoot(): string {
   const root = cachedRootPath();
   if (existsSync(join(root, 'etc', 'os-release'))) return root;
   mkdirSync(CACHE_DIR, { recursive: true });
-  execFileSync(ROOT_SCRIPT, [root], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 30 * 60_000 });
+  execFileSync('flock', ['--wait', String(40 * 60), join(CACHE_DIR, '.build.lock'), ROOT_SCRIPT, root], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 45 * 60_000 });
   return root;
 }
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { machineConfigMissing, skipNotice } from '../../../test/helpers/services.js';
+import { copyDebianDovecotConfig, debianDovecotConfigUnavailable } from '../../../test/helpers/package-config.js';
 import { LIMITS } from '../../shared/limit-keys.js';
 import type { LimitValues } from '../../shared/limit-keys.js';
 import pino from 'pino';
@@ -31,12 +32,16 @@ function has(cmd: string, args: string[]): boolean {
 }
 const tools = { postfix: has('postconf', ['-d', 'mail_version']), rspamd: has('rspamadm', ['--version']), dovecot: has('doveconf', ['-d', 'base_dir']), fail2ban: has('fail2ban-client', ['--version']) };
 for (const [tool, ok] of Object.entries(tools)) if (!ok) skipNotice(`${tool} (Debian package)`, 'not installed');
-// The test copies the machine's own configurations of all four: installed is not enough, they must be there.
+// The test copies the machine's own Postfix, Rspamd and fail2ban configurations: installed is not enough, they must be there.
 const unconfigured = tools.postfix && tools.rspamd && tools.dovecot && tools.fail2ban
-  ? machineConfigMissing(['/etc/postfix/master.cf', '/etc/rspamd/rspamd.conf', '/etc/dovecot/dovecot.conf', '/etc/fail2ban/jail.conf'])
+  ? machineConfigMissing(['/etc/postfix/master.cf', '/etc/rspamd/rspamd.conf', '/etc/fail2ban/jail.conf'])
   : null;
 if (unconfigured !== null) skipNotice("the machine's Postfix, Rspamd, Dovecot and fail2ban configuration", unconfigured);
-const all = tools.postfix && tools.rspamd && tools.dovecot && tools.fail2ban && unconfigured === null;
+// Dovecot's configuration as its package installs it (/usr/share/dovecot), not the machine's /etc/dovecot: a machine
+// that runs a real Dovecot may have drop-ins there (another program's 99-mailsvc-limits.conf failed this test).
+const noDovecotDefaults = tools.dovecot ? debianDovecotConfigUnavailable() : null;
+if (noDovecotDefaults !== null) skipNotice("Dovecot's package configuration", noDovecotDefaults);
+const all = tools.postfix && tools.rspamd && tools.dovecot && tools.fail2ban && unconfigured === null && noDovecotDefaults === null;
 
 /** The report of an apply that must have succeeded. */
 function ok(o: LimitsApplyOutcome): ApplyReport {
@@ -101,7 +106,7 @@ describe.skipIf(!all)('limits apply against postfix check, rspamadm configtest, 
     chmodSync(join(paths.postfixDir, 'main.cf'), 0o644);
     cpSync('/etc/rspamd', join(dir, 'rspamd'), { recursive: true });
     writeFileSync(join(paths.rspamdLocalDir, 'options.inc'), 'dns {\n  timeout = 2s;\n}\n');
-    cpSync('/etc/dovecot', join(dir, 'dovecot'), { recursive: true });
+    copyDebianDovecotConfig(join(dir, 'dovecot'));
     cpSync('/etc/fail2ban', paths.fail2banDir, { recursive: true });
     // Debian's defaults enable sshd, whose log does not exist here: start from the mailsvc jail only.
     for (const n of readdirSync(join(paths.fail2banDir, 'jail.d'))) rmSync(join(paths.fail2banDir, 'jail.d', n));

@@ -140,6 +140,24 @@ describe('autoconfiguration routes', { timeout: 60_000 }, () => {
     expect((await pox(`${request('alice@example.org')}${' '.repeat(20_000)}`)).statusCode).toBe(413);
   });
 
+  it('Outlook XML: deep nesting is a 400, a JSON or other body a 415 that names XML, a large one a 413 that names 16 KiB', async () => {
+    // Well-formed and within 16 KiB, nested deeper than any Autodiscover request: a 500 with a stack trace before.
+    const deep = `<Autodiscover>${'<a>'.repeat(1500)}${'</a>'.repeat(1500)}</Autodiscover>`;
+    expect(deep.length).toBeLessThan(16 * 1024);
+    const nested = await pox(deep);
+    expect(nested.statusCode).toBe(400);
+    expect(nested.json()).toMatchObject({ detail: expect.stringMatching(/nested/) });
+    for (const [type, payload] of [['application/json', '{"EMailAddress":"alice@example.org"}'], ['text/plain', request('alice@example.org')], ['application/x-www-form-urlencoded', 'a=b']] as const) {
+      const r = await pox(payload, type);
+      expect(r.statusCode, type).toBe(415);
+      expect(r.json().detail, type).toMatch(/text\/xml or application\/xml/);
+      expect(r.json().detail, type).not.toMatch(/application\/json/);
+    }
+    const large = await pox(`${request('alice@example.org')}${' '.repeat(20_000)}`);
+    expect(large.statusCode).toBe(413);
+    expect(large.json().detail).toMatch(/16 KiB/);
+  });
+
   it('Apple profile: a property list with IMAP and SMTP on the preferred ports and no password', async () => {
     const r = await get('/autoconfig/apple.mobileconfig?emailaddress=alice%40example.org');
     expect(r.statusCode).toBe(200);

@@ -15,6 +15,22 @@ import type { ClientSettings, MobileconfigInput } from './render.js';
  * The XML side (fast-xml-parser and the renderers, about 190 kB of code),
  * loaded by the first autoconfiguration answer, not at the service's start.
  */
+
+/** How deep the POX request's elements may nest (the request itself is 4 deep). */
+const MAX_XML_DEPTH = 32;
+
+/** The deepest nesting of elements in `xml` (start tags minus end tags; self-closing, comments, PIs and CDATA do not count). */
+export function nestingDepth(xml: string): number {
+  let depth = 0;
+  let max = 0;
+  for (const m of xml.matchAll(/<(\/?)([^\s>/!?][^>]*?)?(\/?)>|<!\[CDATA\[[\s\S]*?\]\]>|<!--[\s\S]*?-->|<\?[\s\S]*?\?>/g)) {
+    if (m[2] === undefined) continue;
+    if (m[1] === '/') depth--;
+    else if (m[3] !== '/') max = Math.max(max, ++depth);
+  }
+  return max;
+}
+
 type Xml = { render: typeof import('./render.js'); parser: XMLParser; validator: typeof XMLValidator };
 let xml: Promise<Xml> | undefined;
 const loadXml = (): Promise<Xml> =>
@@ -125,6 +141,8 @@ export class AutoconfigService {
   async parseAutodiscoverRequest(body: string): Promise<string> {
     // No document type: nothing to expand, no entity tricks.
     if (/<!DOCTYPE|<!ENTITY/i.test(body)) throw badRequest('Autodiscover request: a document type declaration is not accepted');
+    // An Autodiscover request is four elements deep: a deeply nested body is refused before a parser recurses into it.
+    if (nestingDepth(body) > MAX_XML_DEPTH) throw badRequest(`Autodiscover request: elements nested more than ${MAX_XML_DEPTH} deep are not accepted`);
     const { parser, validator } = await loadXml();
     if (validator.validate(body) !== true) throw badRequest('Autodiscover request: the body is not well-formed XML');
     const doc = parser.parse(body) as { Autodiscover?: { Request?: { EMailAddress?: unknown; AcceptableResponseSchema?: unknown } } };

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ADMIN_SECURITY as security } from '../route-types.js';
@@ -7,6 +7,9 @@ import type { AutoconfigService } from './autoconfig.service.js';
 import type { AccountLookup } from '../accounts/index.js';
 import type { AppPasswordService } from '../app-passwords/index.js';
 import { AutodiscoverJsonSchema, EmailAddressQuery, MobileconfigBody, OptionalEmailAddressQuery, AutodiscoverJsonQuery, AutodiscoverJsonParams, AccountParam } from './schema.js';
+
+/** A client error with its status, for the API's error handler (it shows a 4xx's message). */
+const httpError = (statusCode: number, message: string): Error => Object.assign(new Error(message), { statusCode });
 
 /** The XML request body of Outlook's POX Autodiscover: small, text only. */
 const XML_BODY_LIMIT = 16 * 1024;
@@ -46,6 +49,15 @@ export async function autoconfigRoutes(app: FastifyInstance, deps: AutoconfigRou
   await app.register(async (scope) => {
     scope.addContentTypeParser(['application/xml', 'text/xml'], { parseAs: 'string', bodyLimit: XML_BODY_LIMIT }, (_req, body, done) => {
       done(null, typeof body === 'string' ? body : body.toString('utf8'));
+    });
+    // This route takes XML only: a JSON body (which the API's own parser would read) or any other type is 415,
+    // said before the body is read, and the size refused is this route's, not the API's 1 MiB.
+    scope.addHook('preParsing', async (req) => {
+      if (!/^(text|application)\/xml\s*(;|$)/i.test(req.headers['content-type'] ?? '')) throw httpError(415, 'Unsupported content type: send the Autodiscover request as text/xml or application/xml');
+    });
+    scope.setErrorHandler((err: FastifyError) => {
+      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw httpError(413, `Autodiscover request too large: the limit is ${XML_BODY_LIMIT / 1024} KiB`);
+      throw err;
     });
     scope.withTypeProvider<TypeBoxTypeProvider>().post('/autodiscover/autodiscover.xml', {
       onRequest: limited,

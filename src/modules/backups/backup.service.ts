@@ -42,6 +42,8 @@ export type BackupDeps = {
   retentionDays: () => Promise<number>;
   /** Copies a finished backup to the remote targets and applies retention there (null: none configured). */
   remote: ((settings: Settings, dir: string, id: string, progress: Progress, retention: { days: number; now: number }) => Promise<{ targets: string[]; removed: string[]; notes: string[] }>) | null;
+  /** Refuses remote targets root would not send to (remote-policy.ts), before the run makes anything. */
+  checkRemote?: (targets: readonly string[]) => Promise<void>;
   tarVersion: () => Promise<string>;
   now?: () => Date;
   /** The settings read again (after a restore put the settings file back); loadSettings by default. */
@@ -139,6 +141,7 @@ export class BackupService {
     try {
       // The settings in force now: a value stored by any process since this one started is used.
       const settings = (await this.d.current?.()) ?? this.d.settings;
+      if (this.d.remote && settings.backup.remoteTargets.length > 0) await this.d.checkRemote?.(settings.backup.remoteTargets);
       const parent = this.parentFor(opts.full === true, settings.backup);
       const m = await writeBackup({ settings, db: this.d.db, dialect: this.d.dialect, redis: settings.backup.includeRedis ? this.d.redis : undefined, tarVersion: await this.d.tarVersion() }, parent, this.now(), progress, signal);
       // Remote retention runs per target only after that target's copy of this backup was checked.

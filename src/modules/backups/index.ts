@@ -79,6 +79,7 @@ export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'sche
     helper: infra.helper,
     retentionDays: async () => (await store.retention()) ?? (await deps.retention.get()),
     remote: (s, dir, id, progress, retention) => remote.upload(s.backup.remoteTargets, dir, id, progress, retention),
+    checkRemote: (targets) => remote.check(targets),
     tarVersion: readTarVersion,
     current,
   });

@@ -11,17 +11,19 @@ import { BackupSecrets } from './backup-secrets.repository.js';
 import { retentionPlan } from './chain.js';
 import { MANIFEST, readManifest } from './manifest.js';
 import type { Manifest } from './manifest.js';
+import { CRYPT_REMOTE, OBSCURED, RemoteRefused, checkCredential, envName, remoteEnvFor } from './remote-policy.js';
 
 /** The crypt remote mailsvc layers over each target: rclone's own encryption (XSalsa20-Poly1305 per file, a tool made for the job). */
-const CRYPT = 'mailsvccrypt';
+const CRYPT = CRYPT_REMOTE;
 const CREDENTIAL = 'remote:';
 
 /**
  * Copies finished backups to the REMOTE_TARGETS through rclone, encrypted by
  * a `crypt` remote over each target, then proves the copy with `rclone
  * cryptcheck`. The encryption key is MAILSVC_BACKUP_ENCRYPTION_KEY when set,
- * else one generated and sealed on first use. Remote credentials stored with
- * `backup remote-credential` reach rclone as RCLONE_CONFIG_<REMOTE>_<KEY>.
+ * else one generated and sealed on first use. A remote is defined by root's
+ * environment (RCLONE_CONFIG_<REMOTE>_*); of what `backup remote-credential`
+ * stored, only the secrets remote-policy.ts allows for its type reach rclone.
  */
 export class RemoteCopier {
   readonly secrets: BackupSecrets;
@@ -36,30 +38,57 @@ export class RemoteCopier {
     return this.secrets.encryptionKey();
   }
 
-  /** The environment rclone runs with for one target: the stored credentials of its remote and the crypt layer over it. */
+  /** The sealed options stored for `remote` (names matched exactly: `_` is a LIKE wildcard). */
+  private async stored(remote: string): Promise<Record<string, string>> {
+    const prefix = `${CREDENTIAL}${remote}:`;
+    const creds: Record<string, string> = {};
+    for (const name of await this.secrets.names(prefix)) if (name.startsWith(prefix)) creds[name.slice(prefix.length)] = (await this.secrets.get(name)) ?? '';
+    return creds;
+  }
+
+  /**
+   * Refuses (RemoteRefused) a target root would not send to: a remote root's
+   * environment does not define with an allowed type, or one whose stored
+   * options are not the plain secrets of that type. Runs before anything.
+   */
+  async check(targets: readonly string[]): Promise<void> {
+    for (const target of targets) {
+      const t = parseRemoteTarget(target);
+      if (!t) throw new RemoteRefused(`"${target}" is not <remote>:<path>`);
+      remoteEnvFor(t.remote, process.env, await this.stored(t.remote));
+    }
+  }
+
+  /** The environment rclone runs with for one target: root's definition of its remote, the stored secrets allowed for it, and the crypt layer over it. */
   async env(target: string): Promise<{ env: Record<string, string>; created: boolean }> {
     const t = parseRemoteTarget(target);
-    if (!t) throw new AppError('validation', `"${target}" is not <remote>:<path>`);
-    // The administrator's own RCLONE_CONFIG_<REMOTE>_* variables (a fresh host restoring), then the sealed ones stored with `backup remote-credential`.
-    const creds: Record<string, string> = {};
+    if (!t) throw new RemoteRefused(`"${target}" is not <remote>:<path>`);
+    // The administrator's own RCLONE_CONFIG_<REMOTE>_* variables (root's environment: the remotes' definitions), then the allowed sealed secrets.
     const fromEnv = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('RCLONE_CONFIG_') && e[1] !== undefined));
-    for (const name of await this.secrets.names(`${CREDENTIAL}${t.remote}:`)) creds[name.slice(`${CREDENTIAL}${t.remote}:`.length)] = (await this.secrets.get(name)) ?? '';
+    const creds = remoteEnvFor(t.remote, process.env, await this.stored(t.remote));
     const { key, created } = await this.key();
     return {
       created,
       env: {
         ...fromEnv,
-        ...rclone.remoteEnv(t.remote, creds),
+        ...creds,
         ...rclone.remoteEnv(CRYPT, { type: 'crypt', remote: target, password: await rclone.obscure(key), filename_encryption: 'off', directory_name_encryption: 'false' }),
       },
     };
   }
 
-  /** Stores one credential of a remote (an rclone option such as pass or key_file), sealed; passwords are obscured as rclone expects. */
+  /**
+   * Stores one secret of a remote, sealed; passwords are obscured as rclone
+   * expects. Only the secrets remote-policy.ts allows (for the remote's type
+   * when this process's environment defines it); never a type, host, URL,
+   * path or command.
+   */
   async setCredential(remote: string, option: string, value: string): Promise<void> {
-    if (!parseRemoteTarget(`${remote}:`) || !/^[a-z0-9_]{1,64}$/i.test(option)) throw new AppError('validation', 'give an rclone remote name and one of its options (such as pass, user, host, port, key_pem)');
-    const v = /^(pass|password|password2|key_file_pass)$/i.test(option) ? await rclone.obscure(value) : value;
-    await this.secrets.put(`${CREDENTIAL}${remote}:${option.toLowerCase()}`, v);
+    const type = process.env[envName(remote, 'type')];
+    checkCredential(remote, option, value, type === '' ? undefined : type);
+    const o = option.toLowerCase();
+    const v = OBSCURED.has(o) ? await rclone.obscure(value) : value;
+    await this.secrets.put(`${CREDENTIAL}${remote}:${o}`, v);
   }
 
   /**

@@ -69,8 +69,8 @@ function patchKey(raw: string): BackupKey {
   return backupKey(raw);
 }
 
-/** An rclone remote NAME (used as `<name>:`), never a path: rclone reads a bare path as a local directory, which root would write. */
-const REMOTE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
+/** An rclone remote NAME (used as `<name>:`), never a path: rclone reads a bare path as a local directory, which root would write. Root's environment defines the remote (remote-policy.ts). */
+const REMOTE_NAME = /^[A-Za-z0-9_]{1,64}$/;
 
 /**
  * Validates a change of backup settings against the whole set in force (the
@@ -89,12 +89,12 @@ export async function setBackupSettings(settings: Settings, store: BackupSetting
     if (k === 'RETENTION_DAYS') retention = v;
     else change[k as StoredKey] = v;
   }
-  if (change.STORAGE_REMOTE_NAME !== undefined && change.STORAGE_REMOTE_NAME !== '' && !REMOTE_NAME.test(change.STORAGE_REMOTE_NAME)) {
-    throw new AppError('validation', `STORAGE_REMOTE_NAME: "${change.STORAGE_REMOTE_NAME.slice(0, 80)}" is not an rclone remote name (letters, digits, _ . -, at most 64, not starting with . or -); a path is never accepted`);
+  if (change.STORAGE_REMOTE_NAME !== undefined && change.STORAGE_REMOTE_NAME !== '' && (!REMOTE_NAME.test(change.STORAGE_REMOTE_NAME) || !parseRemoteTarget(`${change.STORAGE_REMOTE_NAME}:`))) {
+    throw new AppError('validation', `STORAGE_REMOTE_NAME: "${change.STORAGE_REMOTE_NAME.slice(0, 80)}" is not an rclone remote name (letters, digits, _, at most 64; not mailsvccrypt); a path is never accepted, and root's environment defines the remote`);
   }
   for (const t of (change.REMOTE_TARGETS ?? '').split(/\s+/).filter(Boolean)) {
     const r = parseRemoteTarget(t);
-    if (!r || !REMOTE_NAME.test(r.remote)) throw new AppError('validation', `REMOTE_TARGETS: "${t.slice(0, 80)}" is not <rclone remote name>:<path> (a name of letters, digits, _ . -, then a colon); a local path is never accepted`);
+    if (!r || !REMOTE_NAME.test(r.remote)) throw new AppError('validation', `REMOTE_TARGETS: "${t.slice(0, 80)}" is not <rclone remote name>:<path> (a name of letters, digits, _, then a colon, then a path of plain segments without .. or a leading -); a local path is never accepted, and root's environment defines the remote`);
   }
   const stored = await store.all();
   const next = { ...stored, ...change };

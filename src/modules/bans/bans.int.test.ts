@@ -47,6 +47,14 @@ for (const dialect of DIALECTS) {
       expect(span).toBeLessThanOrEqual(603_000);
       const row = await t.ctx.db.selectFrom('bans').selectAll().executeTakeFirstOrThrow();
       expect(row).toMatchObject({ ip: '203.0.113.5', reason: 'brute force on IMAP' });
+      // The audit record names the banned address as its target (the path names none).
+      const deadline = Date.now() + 20_000;
+      let audit: { target: string | null } | undefined;
+      while (!audit && Date.now() < deadline) {
+        audit = await t.ctx.db.selectFrom('audit_log').select(['target']).where('action', 'like', '%/admin/bans%').executeTakeFirst();
+        if (!audit) await new Promise((res) => setTimeout(res, 100));
+      }
+      expect(audit?.target).toBe('203.0.113.5');
     });
 
     it.skipIf(!available)("a ban fail2ban made itself is listed with reason null and only its jail; networks are canonical", async () => {

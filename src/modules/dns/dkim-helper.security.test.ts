@@ -4,7 +4,7 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CLI_BIN, REPO_ROOT } from '../../../test/helpers/cli.js';
+import { runCliAsNobody } from '../../../test/helpers/unprivileged-client.js';
 import { exchange, request, startHelperProcess } from '../../../test/helpers/helper-process.js';
 import type { HelperProcess } from '../../../test/helpers/helper-process.js';
 import { skipNotice } from '../../../test/helpers/services.js';
@@ -55,8 +55,8 @@ describe.skipIf(why !== null)('DKIM keys from an unprivileged service, through t
   let keys: { selector: string; algorithm: string; record_name: string; record_value: string }[] = [];
   const keyDir = () => join(prepared.etcDir, 'dkim');
   const conf = () => join(prepared.localDir, 'dkim_signing.conf');
-  const asNobody = (args: string[]) =>
-    spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, CLI_BIN, ...args], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 120_000 });
+  // The bundle as nobody, wherever this checkout is (a clone under /root is not reachable by nobody).
+  const asNobody = (args: string[]) => runCliAsNobody(args, { env, timeoutMs: 120_000 });
   const nobodyShell = (script: string) => spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'sh', '-c', script], { encoding: 'utf8' });
   const snapshot = () => ({ files: readdirSync(keyDir()).sort(), conf: readFileSync(conf(), 'utf8') });
   const ask = async (action: string, args: string[]) => (await exchange(helper.socket, request(1, action, args), 1, 60_000)).answers[0] as { ok: boolean; error?: string; detail?: string; stdout?: string };

@@ -3,7 +3,8 @@ import { chmodSync, chownSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, rea
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CLI_BIN, REPO_ROOT } from '../../../test/helpers/cli.js';
+import { REPO_ROOT } from '../../../test/helpers/cli.js';
+import { runCliAsNobody } from '../../../test/helpers/unprivileged-client.js';
 import { startHelperProcess } from '../../../test/helpers/helper-process.js';
 import type { HelperProcess } from '../../../test/helpers/helper-process.js';
 import { machineConfigMissing, skipNotice } from '../../../test/helpers/services.js';
@@ -28,8 +29,8 @@ describe.skipIf(!canRun || unconfigured !== null)('limits apply from an unprivil
   let dir: string;
   let helper: HelperProcess;
   let env: Record<string, string>;
-  const asNobody = (args: string[]) =>
-    spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, CLI_BIN, ...args], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 90_000 });
+  // The bundle as nobody, wherever this checkout is (a clone under /root is not reachable by nobody).
+  const asNobody = (args: string[]) => runCliAsNobody(args, { env, timeoutMs: 90_000 });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mailsvc-limits-priv-'));

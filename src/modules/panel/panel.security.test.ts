@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { FakeClock, startTestApp } from '../../../test/helpers/app.js';
 import type { TestApp } from '../../../test/helpers/app.js';
@@ -14,9 +13,9 @@ type Res = { status: number; body: Record<string, unknown>; headers: Record<stri
 const SAME_ORIGIN = { 'sec-fetch-site': 'same-origin', origin: 'https://mail.example.org', host: 'mail.example.org:443' };
 
 beforeAll(() => {
-  // The static-file rules need the built panel.
-  if (!existsSync(`${panelBuildDir()}/index.html`)) execFileSync('npx', ['vite', 'build', '--config', 'panel/vite.config.mjs'], { stdio: 'ignore' });
-}, 120_000);
+  // The static-file rules need the built panel: test/global-setup.ts builds it before any test file runs.
+  if (!existsSync(`${panelBuildDir()}/index.html`)) throw new Error(`${panelBuildDir()} is not built: the vitest globalSetup (npm run build) did not run`);
+});
 
 async function req(t: TestApp, method: string, url: string, opts: { cookie?: string; csrf?: string; body?: unknown; headers?: Record<string, string>; ip?: string } = {}): Promise<Res> {
   const headers: Record<string, string> = { ...SAME_ORIGIN, ...(opts.headers ?? {}) };
