@@ -86,6 +86,9 @@ function stage(into, version) {
   // The built program, whether or not npm pack lists it: the version dist/bundle links to, as a directory.
   rmSync(join(into, 'dist', 'bundle'), { recursive: true, force: true });
   cpSync(realpathSync(join(ROOT, 'dist', 'bundle')), join(into, 'dist', 'bundle'), { recursive: true });
+  // The helper's SO_PEERCRED addon, compiled by npm ci: a host has no build tools (package.json "files" lists it).
+  const addon = join('native', 'peercred', 'build', 'Release', 'peercred.node');
+  if (!existsSync(join(into, addon))) fail(`${addon} is missing: build it with npm ci (or npm rebuild) first`);
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   pkg.version = version;
   writeFileSync(join(into, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
@@ -21,9 +22,19 @@ function files(dir: string): string[] {
 describe('a production install', () => {
   it('runs no script at install time that needs a dev tool (npm ci --omit=dev runs these)', () => {
     const installTime = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];
-    expect(installTime.filter((s) => s in pkg.scripts)).toEqual([]);
+    // The one: the SO_PEERCRED addon, built by the node-gyp npm itself ships (no dev dependency).
+    expect(Object.fromEntries(installTime.filter((s) => s in pkg.scripts).map((s) => [s, pkg.scripts[s]]))).toEqual({ install: 'node-gyp rebuild -C native/peercred' });
+    expect(Object.keys(pkg.devDependencies)).not.toContain('node-gyp');
     // npm start builds only in a checkout; its prestart uses node alone.
     expect(pkg.scripts.prestart).toBe('node scripts/build-if-needed.mjs');
+  });
+
+  it('ships the compiled SO_PEERCRED addon the helper loads (npm pack lists it; the release copies what npm pack lists)', () => {
+    const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const packed = (JSON.parse(r.stdout) as { files: { path: string }[] }[])[0]?.files.map((f) => f.path) ?? [];
+    expect(packed).toEqual(expect.arrayContaining(['native/peercred/build/Release/peercred.node', 'native/peercred/peercred.c', 'native/peercred/binding.gyp']));
+    expect(existsSync(join(REPO_ROOT, 'native/peercred/build/Release/peercred.node'))).toBe(true);
   });
 
   it('the shipped command imports only production dependencies and Node built-ins', () => {

@@ -6,15 +6,17 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { REPO_ROOT } from '../../test/helpers/cli.js';
 import { fakeBin, request, startHelperProcess } from '../../test/helpers/helper-process.js';
 import type { HelperProcess } from '../../test/helpers/helper-process.js';
-import { ownCgroupLeaf, startPeerClient } from '../../test/helpers/helper-peers.js';
-import type { ConnSpec, PeerClient } from '../../test/helpers/helper-peers.js';
+import { ownCgroupLeaf, ownNamespacesUnavailable, startPeerClient } from '../../test/helpers/helper-peers.js';
+import type { ConnSpec, PeerClient, PeerClientOptions } from '../../test/helpers/helper-peers.js';
 import { skipNotice } from '../../test/helpers/services.js';
 import { SocketHelperClient } from './socket-client.js';
 
 const NOBODY = 65534;
 const has = (cmd: string, args: string[]): boolean => spawnSync(cmd, args, { stdio: 'ignore', timeout: 30_000 }).status === 0;
-const canRun = process.getuid?.() === 0 && has('setpriv', ['--version']) && has('ss', ['-V']);
-if (!canRun) skipNotice('root, setpriv and ss (iproute2)', 'needed to connect to the root helper as other users');
+const canRun = process.getuid?.() === 0 && has('setpriv', ['--version']);
+if (!canRun) skipNotice('root and setpriv', 'needed to connect to the root helper as other users');
+const noNamespaces = canRun ? ownNamespacesUnavailable() : 'not root';
+if (canRun && noNamespaces !== null) skipNotice('unshare -rn as nobody', noNamespaces);
 
 const busyLines = (c: PeerClient): Record<string, unknown>[] => c.answers().filter((a) => a.error === 'busy' && a.id === null);
 const closed = (c: PeerClient, i: number): boolean => c.of(i).some((e) => e.ev === 'close');
@@ -40,8 +42,8 @@ describe.skipIf(!canRun)('mailsvc helper serve: per-peer connection limits', { t
   const clients: PeerClient[] = [];
   const release = (): void => writeFileSync(join(dir, 'release'), '');
   const slowKicks = (): number => (existsSync(join(dir, 'ran')) ? readFileSync(join(dir, 'ran'), 'utf8').split('\n').filter((l) => l.startsWith('doveadm')).length : 0);
-  const client = (uid: number, plan: ConnSpec[]): PeerClient => {
-    const c = startPeerClient(h?.socket ?? '', uid, NOBODY, plan);
+  const client = (uid: number, plan: ConnSpec[], opts: PeerClientOptions = {}): PeerClient => {
+    const c = startPeerClient(h?.socket ?? '', uid, NOBODY, plan, opts);
     clients.push(c);
     return c;
   };
@@ -95,6 +97,22 @@ describe.skipIf(!canRun)('mailsvc helper serve: per-peer connection limits', { t
     expect(busyLines(third)[0]?.detail).toBe('the helper holds 16 connections, its limit (4 more are kept for root and the service)');
     await expect(rootAsks(helper)).resolves.toMatchObject({ code: 0, stdout: 'fail2ban-client ok\n' });
     expect([0, 1, 3, 4].every((i) => busyLines(clients[i] as PeerClient).length === 0)).toBe(true);
+  });
+
+  it.skipIf(noNamespaces !== null)('a user in a network namespace of its own (unshare -rn) is the same uid as outside it: one count of 8 for both', async () => {
+    const helper = await start();
+    const slow = Array.from({ length: 4 }, () => ({ send: request(1, 'doveadm-kick', ['alice@example.org']).trimEnd() }));
+    client(NOBODY, slow);
+    await vi.waitFor(() => expect(slowKicks()).toBe(4), { timeout: 60_000 });
+    // Root inside its namespace, and out of the helper's sock_diag: before, "unknown", a second count of 8.
+    client(NOBODY, slow, { ownNamespaces: true });
+    await vi.waitFor(() => expect(slowKicks()).toBe(8), { timeout: 60_000 });
+    const ninth = client(NOBODY, idle(1), { ownNamespaces: true });
+    await vi.waitFor(() => expect(busyLines(ninth)).toHaveLength(1), { timeout: 30_000 });
+    expect(busyLines(ninth)[0]?.detail).toBe(`at most 8 connections per user (uid ${NOBODY})`);
+    const admitted = helper.logs().filter((l) => l.msg === 'helper connection admitted').map((l) => l.peer as { kind?: string; uid?: number });
+    expect(admitted).toHaveLength(8);
+    expect(admitted.every((p) => p.kind === 'user' && p.uid === NOBODY)).toBe(true);
   });
 
   it('closes a connection with no request within 5 s, and one idle 10 s after its answer; one in flight or asking again stays open', async () => {

@@ -1,25 +1,24 @@
-import { readFile, readlink } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
-import { exec } from '../adapters/exec.js';
-import { holderCandidates, inUnitCgroup, realUid, serverPeerInodes, socketInode } from './peer-ss.js';
+import { peerCredAddon } from './peer-cred.js';
+import type { PeerCredLoad } from './peer-cred.js';
 
 /**
  * Who holds the other end of a connection to the helper: root, the service's
  * own process (a process in the cgroup of MAILSVC_HELPER_SERVICE_UNIT), another
- * user, or unknown (ss missing or failing, or the peer already gone).
+ * user, or unknown (the SO_PEERCRED addon is missing, or the kernel refused).
  */
 export type Peer =
   | { kind: 'root' | 'service' | 'user'; pid: number; uid: number }
   | { kind: 'unknown'; reason: string };
 
 export type IdentifyOptions = {
-  /** The helper socket's path: `ss` lists only sockets of that name. Null: ss lists all sockets. */
-  socketPath: string | null;
   /** The systemd unit whose cgroup holds the service's own process (`mailsvc.service`). */
   serviceUnit: string;
-  /** The ss program (default `ss`, from iproute2). */
-  ss?: string;
-  timeoutMs?: number;
+  /** The SO_PEERCRED reader (default: the package's addon, loaded once). */
+  addon?: PeerCredLoad;
+  /** Where /proc is (tests). */
+  proc?: string;
 };
 
 const unknown = (reason: string): Peer => ({ kind: 'unknown', reason });
@@ -30,6 +29,14 @@ function socketFd(socket: Socket): number | null {
   return typeof fd === 'number' && fd >= 0 ? fd : null;
 }
 
+/** True when a line of /proc/<pid>/cgroup (`<id>:<controllers>:<path>`) has a path ending in `/<unit>`. */
+export function inUnitCgroup(cgroup: string, unit: string): boolean {
+  return cgroup.split('\n').some((line) => {
+    const path = line.split(':').slice(2).join(':');
+    return path.endsWith(`/${unit}`);
+  });
+}
+
 async function readOrNull(path: string): Promise<string | null> {
   try {
     return await readFile(path, 'utf8');
@@ -38,58 +45,36 @@ async function readOrNull(path: string): Promise<string | null> {
   }
 }
 
-async function holdsSocket(pid: number, fd: number, inode: number): Promise<boolean> {
-  try {
-    return socketInode(await readlink(`/proc/${pid}/fd/${fd}`)) === inode;
-  } catch {
-    return false;
-  }
-}
-
 /**
- * Finds the peer of `socket` (a connection the helper accepted): its inode
- * from /proc/self/fd, the peer's inode from `ss -xnH src <path>`, the processes
- * holding the peer's socket from `ss -xpnH`, each checked in /proc. Several
- * holders (a socket shared after fork) count as the least privileged of them.
+ * Finds the peer of `socket` (a connection the helper accepted) with
+ * getsockopt(SO_PEERCRED): the pid, uid and gid the kernel recorded when the
+ * peer called connect(), translated into the helper's namespaces (so a client
+ * in another network or user namespace is its real uid, and a uid with no
+ * mapping is the overflow uid 65534, never root).
+ *
+ * The uid decides root (0) or not, and is the kernel's: nothing a client
+ * chooses. The pid only decides service or user, through /proc/<pid>/cgroup,
+ * and is read after the fact, so it may name another process: one that took
+ * the pid after the peer exited. That can only make a peer of the service's
+ * uid look like the service if the pid went to a process of mailsvc.service
+ * between the peer's connect() and this read (a window of one accept and one
+ * lookup, and the whole pid space to go through first); the gain is the 4
+ * reserved slots, never root. A pid gone, hidden (0: another pid namespace)
+ * or unreadable counts as a user.
  */
 export async function identifyPeer(socket: Socket, opts: IdentifyOptions): Promise<Peer> {
+  const addon = opts.addon ?? peerCredAddon();
+  if (!addon.ok) return unknown(addon.reason);
   const fd = socketFd(socket);
   if (fd === null) return unknown('the connection has no file descriptor');
-  let own: number | null;
+  let cred;
   try {
-    own = socketInode(await readlink(`/proc/self/fd/${fd}`));
-  } catch {
-    own = null;
-  }
-  if (own === null) return unknown('the connection is not a socket in /proc/self/fd');
-  const ss = opts.ss ?? 'ss';
-  const run = { timeoutMs: opts.timeoutMs ?? 5000, maxOutputBytes: 4 * 1024 * 1024 };
-  let peerInode: number | undefined;
-  let listing: string;
-  try {
-    const ours = await exec(ss, ['-xnH', ...(opts.socketPath === null ? [] : ['src', opts.socketPath])], run);
-    peerInode = serverPeerInodes(ours.stdout).get(own);
-    if (peerInode === undefined) return unknown('ss does not list the connection');
-    listing = (await exec(ss, ['-xpnH'], run)).stdout;
+    cred = addon.read(fd);
   } catch (err) {
     return unknown(err instanceof Error ? err.message : String(err));
   }
-  const candidates = holderCandidates(listing, peerInode);
-  if (candidates === null) return unknown('ss lists too many holders for the peer socket');
-  const holders: { pid: number; uid: number; service: boolean }[] = [];
-  for (const c of candidates) {
-    if (!(await holdsSocket(c.pid, c.fd, peerInode))) continue;
-    const uid = realUid((await readOrNull(`/proc/${c.pid}/status`)) ?? '');
-    const cgroup = await readOrNull(`/proc/${c.pid}/cgroup`);
-    if (uid === null || cgroup === null) continue;
-    holders.push({ pid: c.pid, uid, service: inUnitCgroup(cgroup, opts.serviceUnit) });
-  }
-  if (holders.length === 0) return unknown('no process holds the peer socket (it may have gone)');
-  holders.sort((a, b) => a.pid - b.pid);
-  const user = holders.find((h) => h.uid !== 0 && !h.service);
-  if (user) return { kind: 'user', pid: user.pid, uid: user.uid };
-  const service = holders.find((h) => h.uid !== 0);
-  if (service) return { kind: 'service', pid: service.pid, uid: service.uid };
-  const root = holders[0] as { pid: number; uid: number };
-  return { kind: 'root', pid: root.pid, uid: 0 };
+  if (cred.uid === 0) return { kind: 'root', pid: cred.pid, uid: 0 };
+  const cgroup = cred.pid > 0 ? await readOrNull(`${opts.proc ?? '/proc'}/${cred.pid}/cgroup`) : null;
+  const service = cgroup !== null && inUnitCgroup(cgroup, opts.serviceUnit);
+  return { kind: service ? 'service' : 'user', pid: cred.pid, uid: cred.uid };
 }

@@ -6,6 +6,7 @@ import { LogThrottle } from '../shared/log-throttle.js';
 import { MAX_REQUEST_BYTES, formatLine, isAnswer, parseRequest } from './protocol.js';
 import type { HelperAnswer } from './protocol.js';
 import type { HelperRunner } from './runner.js';
+import { peerCredAddon } from './peer-cred.js';
 import { identifyPeer } from './peer-identity.js';
 import type { Peer } from './peer-identity.js';
 import { PeerLimits } from './peer-limits.js';
@@ -30,10 +31,10 @@ export type HelperServerOptions = {
   idleMs?: number;
   /** The systemd unit of the service's own process (MAILSVC_HELPER_SERVICE_UNIT). */
   serviceUnit?: string;
-  /** Connections being identified at once; more are refused before `ss` runs for them. */
+  /** Connections waiting to be identified; more are refused before they are looked at. */
   maxIdentifying?: number;
-  /** Finds a connection's peer (default: ss and /proc, peer-identity.ts). */
-  identify?: (socket: Socket, socketPath: string | null) => Promise<Peer>;
+  /** Finds a connection's peer (default: SO_PEERCRED and /proc/<pid>/cgroup, peer-identity.ts). */
+  identify?: (socket: Socket) => Promise<Peer>;
 };
 
 type Options = Required<Omit<HelperServerOptions, 'identify'>>;
@@ -50,7 +51,7 @@ export const HELPER_SERVER_DEFAULTS: Options = {
   maxIdentifying: 64,
 };
 
-/** `ss` runs for at most this many connections at once; the others wait their turn. */
+/** At most this many connections are looked up at once; the others wait their turn. */
 const IDENTIFY_AT_ONCE = 4;
 
 const NL = 0x0a;
@@ -204,7 +205,7 @@ function connectionHandler(runner: HelperRunner, log: Logger, opts: Options, ide
       if (socket.destroyed) return;
       if (peer.kind === 'unknown' && !unknownLogged) {
         unknownLogged = true;
-        log.warn({ reason: peer.reason }, 'helper: cannot tell who holds a connection (is ss from iproute2 installed?); such peers count as unprivileged');
+        log.warn({ reason: peer.reason }, 'helper: cannot tell who holds a connection; such peers count as unprivileged');
       }
       const admission = limits.admit(peer);
       if (!admission.ok) {
@@ -227,10 +228,14 @@ export async function startHelperServer(
 ): Promise<{ server: Server; close(): Promise<void> }> {
   const { identify, ...numbers } = options;
   const opts: Options = { ...HELPER_SERVER_DEFAULTS, ...numbers };
-  let socketPath: string | null = 'fd' in listen ? null : listen.path;
-  const find = identify ?? ((socket: Socket, path: string | null) => identifyPeer(socket, { socketPath: path, serviceUnit: opts.serviceUnit }));
+  if (!identify) {
+    const addon = peerCredAddon();
+    // Said once, at start: without the addon every peer, root too, is unknown (unprivileged).
+    if (!addon.ok) log.error({ reason: addon.reason }, 'helper: cannot identify the peers of its connections; all count as one unprivileged user until the addon is rebuilt');
+  }
+  const find = identify ?? ((socket: Socket) => identifyPeer(socket, { serviceUnit: opts.serviceUnit }));
   // Paused: nothing is read from a connection before its peer is known and admitted.
-  const server = createServer({ pauseOnConnect: true }, connectionHandler(runner, log, opts, (socket) => find(socket, socketPath)));
+  const server = createServer({ pauseOnConnect: true }, connectionHandler(runner, log, opts, find));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.once('listening', () => resolve());
@@ -242,11 +247,6 @@ export async function startHelperServer(
       server.listen(listen.path);
     }
   });
-  if (socketPath === null) {
-    // An inherited socket: its name, so that ss lists only the helper's own sockets.
-    const address = server.address();
-    socketPath = typeof address === 'string' && address.startsWith('/') ? address : null;
-  }
   server.on('error', (err) => log.error({ err: { message: err.message } }, 'helper socket error'));
   if (!('fd' in listen)) {
     if (listen.group !== null) chownSync(listen.path, -1, listen.group);

@@ -16,6 +16,9 @@ const NL = 0x0a;
  */
 export const MAX_CONCURRENT_CALLS = 4;
 
+/** After an answer, how long the helper gets to close its end of the connection before this client cuts it. */
+const CLOSE_WAIT_MS = 2000;
+
 /**
  * Asks the helper over its Unix socket: one connection per call, one request
  * line, one answer line, at most MAX_CONCURRENT_CALLS connections at once. A
@@ -35,26 +38,35 @@ export class SocketHelperClient implements HelperClient {
   async run(action: string, args: readonly string[]): Promise<HelperResult> {
     if (this.active >= this.maxConcurrent) await new Promise<void>((r) => this.waiting.push(r));
     this.active++;
-    try {
-      return await this.call(action, args);
-    } finally {
+    const { result, closed } = this.call(action, args);
+    // The slot is free once the helper has closed its end too: it counts the connection until then,
+    // and it identifies the next one at once, so freeing it at the answer would go over its limit.
+    void closed.then(() => {
       this.active--;
       this.waiting.shift()?.();
-    }
+    });
+    return result;
   }
 
-  private call(action: string, args: readonly string[]): Promise<HelperResult> {
+  private call(action: string, args: readonly string[]): { result: Promise<HelperResult>; closed: Promise<void> } {
     const id = this.nextId++;
-    return new Promise<HelperResult>((resolve, reject) => {
-      const socket = createConnection(this.path);
+    const socket = createConnection(this.path);
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    const result = new Promise<HelperResult>((resolve, reject) => {
       const parts: Buffer[] = [];
       let size = 0;
       let connected = false;
       let done = false;
-      const finish = (fn: () => void): void => {
+      const finish = (fn: () => void, gracefully = false): void => {
         if (done) return;
         done = true;
-        socket.destroy();
+        if (gracefully) {
+          // Our end closed; the helper closes its own when it reads that. One that does not is cut off.
+          socket.end();
+          socket.setTimeout(CLOSE_WAIT_MS, () => socket.destroy());
+        } else {
+          socket.destroy();
+        }
         fn();
       };
       socket.setTimeout(this.timeoutMs, () =>
@@ -76,7 +88,7 @@ export class SocketHelperClient implements HelperClient {
           return;
         }
         const answer = parseAnswer(Buffer.concat(parts).toString('utf8'));
-        finish(() => {
+        const settle = (): void => {
           // A connection over the helper's limits is answered once with id null ("busy") and closed.
           if (answer === null || (answer.id !== id && !(answer.id === null && !answer.ok))) {
             reject(new HelperError('failed', 'mailsvc-helper sent an answer this client cannot read'));
@@ -87,12 +99,14 @@ export class SocketHelperClient implements HelperClient {
           } catch (err) {
             reject(err instanceof Error ? err : new Error(String(err)));
           }
-        });
+        };
+        finish(settle, true);
       });
       socket.once('end', () =>
         finish(() => reject(new HelperError('failed', 'mailsvc-helper closed the connection without an answer (too many connections?)'))),
       );
     });
+    return { result, closed };
   }
 }
 

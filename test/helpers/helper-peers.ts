@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ export type PeerEvent = { c: number; ev: 'connect' | 'line' | 'close' | 'error';
 export type ConnSpec = { send?: string; every?: number; times?: number };
 
 export type PeerClient = {
+  /** The client's pid, as it reported it (unshare -rn makes no pid namespace: the same as seen from outside). */
   pid(): number | undefined;
   events(): PeerEvent[];
   /** The events of connection `c`. */
@@ -26,11 +27,6 @@ export type PeerClient = {
   stop(): Promise<void>;
 };
 
-/**
- * test/helpers/helper-peer-client.mjs as `uid` (group `gid`, no other groups,
- * via setpriv): opens the plan's connections one after the other and reports
- * what happens to each.
- */
 /**
  * The client script where any user can read it: a checkout nobody may enter (a clone under /root, 0700) would
  * make node, run as another user, answer "Cannot find module". Copied once per test process.
@@ -47,9 +43,30 @@ export function peerClientScript(): string {
 }
 let clientCopy: string | undefined;
 
-export function startPeerClient(socket: string, uid: number, gid: number, plan: ConnSpec[]): PeerClient {
+/**
+ * Why an unprivileged user cannot make a user and network namespace of its
+ * own here (`unshare -rn` as nobody), or null when it can.
+ */
+export function ownNamespacesUnavailable(): string | null {
+  const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'unshare', '-rn', 'true'], { stdio: 'ignore', timeout: 30_000 });
+  return r.status === 0 ? null : 'nobody cannot run unshare -rn (util-linux, unprivileged user namespaces)';
+}
+
+export type PeerClientOptions = {
+  /** Run the client in a user and network namespace of its own (`unshare -rn`, which any user may do). */
+  ownNamespaces?: boolean;
+};
+
+/**
+ * test/helpers/helper-peer-client.mjs as `uid` (group `gid`, no other groups,
+ * via setpriv): opens the plan's connections one after the other and reports
+ * what happens to each. setpriv and unshare exec, so the client's pid is the child's.
+ */
+export function startPeerClient(socket: string, uid: number, gid: number, plan: ConnSpec[], opts: PeerClientOptions = {}): PeerClient {
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C' };
-  const child = spawn('setpriv', [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', process.execPath, peerClientScript(), socket, JSON.stringify(plan)], {
+  const namespaces = opts.ownNamespaces ? ['unshare', '-rn'] : [];
+  const client = [process.execPath, peerClientScript(), socket, JSON.stringify(plan)];
+  const child = spawn('setpriv', [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', ...namespaces, ...client], {
     env,
     stdio: ['pipe', 'pipe', 'inherit'],
   });

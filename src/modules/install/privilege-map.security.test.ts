@@ -207,6 +207,8 @@ describe.skipIf(!canRun)('privilege map after mailsvc install --root DIR --servi
     const { paths, executed } = rootReads();
     const bundle = inDir(join(INSTALL_ROOT, 'releases', VERSION, 'dist/bundle/mailsvc.js'));
     expect(paths).toContain(bundle);
+    // The helper loads its compiled SO_PEERCRED addon from the release: code root runs, walked with the rest.
+    expect(paths).toContain(inDir(join(INSTALL_ROOT, 'releases', VERSION, 'native/peercred/build/Release/peercred.node')));
     expect(paths).toContain(inDir(SETTINGS_FILE));
     expect(executed).toContain(inDir(join(INSTALL_ROOT, 'releases', VERSION)));
     expect(paths.length).toBeGreaterThan(100);
