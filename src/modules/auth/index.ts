@@ -91,7 +91,8 @@ export function createAuthModule(
   const registrations: RegistrationCeremonies = {
     async start(owner, challenge, ttlSeconds) {
       const id = randomId(24);
-      await challenges.create({ id, kind: 'registration', subject: owner, methods: ['webauthn'], expiresAt: clock.now() + ttlSeconds * 1000, failures: 0, smsSends: 0, smsCodeHash: null, webauthn: challenge });
+      const expiresAt = clock.now() + ttlSeconds * 1000;
+      await challenges.create({ id, kind: 'registration', subject: owner, methods: ['webauthn'], expiresAt, failures: 0, smsSends: 0, smsCodeHash: null, webauthn: { challenge, expiresAt } });
       return id;
     },
     async take(id, owner) {
