@@ -81,6 +81,12 @@ export type Settings = Readonly<{
   panelSessionMax: number;
   /** MAILSVC_PANEL_REAUTH_WINDOW: seconds after a sign-in during which destructive panel actions are allowed. */
   panelReauthWindow: number;
+  /**
+   * MAILSVC_REAUTH_WINDOW: seconds after a sign-in during which a token may change
+   * how the administrator signs in (passkeys, factors, API keys) without giving the
+   * password and a second factor again, whatever the client.
+   */
+  reauthWindow: number;
   /** MAILSVC_PANEL_DEV_HTTP: development only: a plain-HTTP session cookie, honoured only from loopback. */
   panelDevHttp: boolean;
   authLog: string;
@@ -250,6 +256,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     panelSessionIdle: int(src, 'MAILSVC_PANEL_SESSION_IDLE', 900, 60, 86400),
     panelSessionMax: int(src, 'MAILSVC_PANEL_SESSION_MAX', 3600, 300, 7 * 86400),
     panelReauthWindow: int(src, 'MAILSVC_PANEL_REAUTH_WINDOW', 300, 30, 3600),
+    reauthWindow: int(src, 'MAILSVC_REAUTH_WINDOW', 300, 30, 3600),
     panelDevHttp: bool(src, 'MAILSVC_PANEL_DEV_HTTP', false),
     authLog: resolve(cwd, str(src, 'MAILSVC_AUTH_LOG') ?? join(dataDir, 'auth.log')),
     auditRetentionDays: int(src, 'MAILSVC_AUDIT_RETENTION_DAYS', 365, 1, 36500),

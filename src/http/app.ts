@@ -4,10 +4,10 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Modules } from '../app/modules.js';
 import type { AdminGuard } from '../modules/auth/index.js';
-import { PANEL_CALL_HEADER, REAUTH_DETAIL, REAUTH_HEADER } from '../modules/panel/index.js';
+import { PANEL_CALL_HEADER, REAUTH_DETAIL } from '../modules/panel/index.js';
 import type { PanelCallMarker } from '../modules/panel/index.js';
-import { AppError } from '../shared/errors.js';
-import type { AdminHook, AdminHooks } from '../modules/route-types.js';
+import { AppError, REAUTH_HEADER } from '../shared/errors.js';
+import type { AdminHook, AdminHooks, AdminPrincipal } from '../modules/route-types.js';
 import { routeAccessOf } from '../modules/route-types.js';
 import { ErrorBody, errorResponses } from './error-body.js';
 import { errorHandler } from './error-handler.js';
@@ -28,13 +28,17 @@ export const BODY_LIMIT = 1024 * 1024;
 function adminHooks(guard: AdminGuard, panel: PanelCallMarker | undefined): AdminHooks {
   // A destructive call the panel's proxy made for a session whose second factor is not fresh.
   // A dry run (dry_run=true) changes nothing and needs no fresh factor.
-  const reauth = (req: FastifyRequest, reply: FastifyReply): void => {
-    if (!panel || req.routeOptions.config.reauth !== true) return;
+  const reauth = (req: FastifyRequest): void => {
+    if (!panel || req.routeOptions.config.reauth === undefined || req.routeOptions.config.reauth === false) return;
     const dryRun = (req.query as { dry_run?: string } | undefined)?.dry_run === 'true';
-    if (!dryRun && panel.read(req.headers[PANEL_CALL_HEADER])?.fresh === false) {
-      reply.header(REAUTH_HEADER, 'required');
-      throw new AppError('forbidden', REAUTH_DETAIL);
-    }
+    if (!dryRun && panel.read(req.headers[PANEL_CALL_HEADER])?.fresh === false) throw new AppError('reauth_required', REAUTH_DETAIL);
+  };
+  // What changes how the administrator signs in needs a recent sign-in from every client, the panel's included.
+  const everyClient = (req: FastifyRequest): boolean => req.routeOptions.config.reauth === 'every-client';
+  const fresh = async (req: FastifyRequest, principal: AdminPrincipal): Promise<void> => {
+    req.admin = principal;
+    reauth(req);
+    if (everyClient(req)) await guard.assertFresh(principal, req.clientIp, headerValue(req.headers[REAUTH_HEADER]));
   };
   // A token this process holds is checked without a promise and the hook calls `done` at once;
   // anything else returns the guard's promise (Fastify takes either; a throw is the request's error).
@@ -42,18 +46,18 @@ function adminHooks(guard: AdminGuard, panel: PanelCallMarker | undefined): Admi
     function adminHook(req, reply, done) {
       const request = { ip: req.clientIp, authorization: req.headers.authorization, setupPath, route: routeAccessOf(req) };
       const now = guard.authenticateNow(request);
-      if (now === undefined) {
-        return guard.authenticate(request).then((principal) => {
-          req.admin = principal;
-          reauth(req, reply);
-        });
-      }
+      if (now === undefined) return guard.authenticate(request).then((principal) => fresh(req, principal));
+      if (everyClient(req)) return fresh(req, now);
       req.admin = now;
-      reauth(req, reply);
+      reauth(req);
       done?.();
       return undefined;
     };
   return { admin: hook(false), setup: hook(true) };
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return typeof v === 'string' ? v : undefined;
 }
 
 /**

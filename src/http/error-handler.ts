@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../shared/errors.js';
+import { AppError, REAUTH_HEADER } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { isRedisUnavailable } from '../adapters/redis/redis-client.js';
 
@@ -11,6 +11,7 @@ const STATUS: Record<ErrorCode, number> = {
   validation: 422,
   unauthenticated: 401,
   bearer_required: 401,
+  reauth_required: 403,
   forbidden: 403,
   not_found: 404,
   conflict: 409,
@@ -72,6 +73,8 @@ export function errorHandler(error: FastifyError | AppError | Error, request: Fa
   }
   if (error instanceof AppError) {
     const status = STATUS[error.code];
+    // The one signal a client (the panel included) acts on: sign in again, or send the proof, and repeat.
+    if (error.code === 'reauth_required') reply.header(REAUTH_HEADER, 'required');
     if (status === 401) reply.header('www-authenticate', error.extra.bearerOnly === true ? WWW_AUTHENTICATE_BEARER : WWW_AUTHENTICATE);
     // Among the auth errors only login's 429 carries Retry-After; a 503 (a daemon or store absent) always does.
     if (status === 429 && request.routeOptions.config.retryAfter === true && error.extra.retryAfter !== undefined) reply.header('retry-after', String(error.extra.retryAfter));

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { AdminHooks } from '../modules/route-types.js';
 import { ADMIN_SECURITY } from '../modules/route-types.js';
 import { SERVICE_VERSION } from '../shared/version.js';
+import { REAUTH_HEADER } from '../shared/errors.js';
 
 /** What each error status means, as the OpenAPI document says it. */
 const ERROR_TEXT: Record<number, string> = {
@@ -30,8 +31,10 @@ type RouteSchema = {
   querystring?: unknown;
   response?: Record<string | number, unknown>;
   hide?: boolean;
+  description?: string;
+  headers?: unknown;
 };
-type SwaggerRoute = { method: string | string[]; url: string; onRequest?: unknown; config?: { bodyOptional?: boolean } };
+type SwaggerRoute = { method: string | string[]; url: string; onRequest?: unknown; config?: { bodyOptional?: boolean; reauth?: boolean | 'every-client' } };
 
 /** `POST /accounts/:id/app-passwords` → `postAccountsByIdAppPasswords`: unique per method and path. */
 export function operationIdOf(method: string, url: string): string {
@@ -42,6 +45,10 @@ export function operationIdOf(method: string, url: string): string {
     .filter(Boolean);
   return method.toLowerCase() + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 }
+
+/** What every route marked `reauth: 'every-client'` adds to its description (docs/auth.md, Re-authentication). */
+const REAUTH_TEXT =
+  'Needs a recent sign-in, whatever the client: an access token issued at most MAILSVC_REAUTH_WINDOW seconds ago (with the second factor once one is enrolled), or the password and a current TOTP code in X-Mailsvc-Reauth. Otherwise 403 with X-Mailsvc-Reauth: required; a wrong proof counts in the lockout.';
 
 function isAdminRoute(route: SwaggerRoute, hooks: AdminHooks): boolean {
   const list = Array.isArray(route.onRequest) ? (route.onRequest as unknown[]) : [route.onRequest];
@@ -74,6 +81,10 @@ export function completeOperation(hooks: AdminHooks) {
     }
     for (const status of statuses) response[status] ??= { ...Type.Ref('ErrorBody'), description: ERROR_TEXT[status] };
     s.response = response;
+    if (route.config?.reauth === 'every-client') {
+      s.description = `${s.description ?? ''} ${REAUTH_TEXT}`.trim();
+      s.headers = Type.Object({ [REAUTH_HEADER]: Type.Optional(Type.String({ maxLength: 2048, description: 'base64 of `<password>:<TOTP code>` (the code empty while no factor is enrolled): re-authentication in this request' })) });
+    }
     s.operationId ??= operationIdOf(method, url);
     s.security ??= admin ? ADMIN_SECURITY : [];
     return { schema: s, url };

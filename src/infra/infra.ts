@@ -71,7 +71,7 @@ const require = createRequire(import.meta.url);
 const loadPino = (): typeof PinoType => require('pino') as typeof PinoType;
 
 export function serviceLogger(settings: Settings): Logger {
-  return loadPino()({ level: settings.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] });
+  return loadPino()({ level: settings.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-mailsvc-reauth"]'] });
 }
 
 /** A logger to stderr, for CLI commands: stdout holds only their result. */

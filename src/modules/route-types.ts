@@ -20,6 +20,8 @@ export type AdminPrincipal = {
   via: 'bearer' | 'basic' | 'api_key';
   mfaVerified: boolean;
   tokenId: string | null;
+  /** When the caller's sign-in happened (ms): an access token's issue time; null for Basic and API keys. */
+  authenticatedAt: number | null;
   /** Set when the caller is an API key. */
   apiKey?: { id: string; scopes: ApiKeyScope[] };
 };
@@ -45,11 +47,16 @@ declare module 'fastify' {
      */
     mfaVerified?: boolean;
     /**
-     * A destructive action (disable TOTP, delete a domain, flush the queue,
-     * change the firewall, apply an update): called from the web panel it needs
-     * a second factor given within MAILSVC_PANEL_REAUTH_WINDOW.
+     * `true`: a destructive action (delete a domain, flush the queue, change
+     * the firewall, apply an update): called from the web panel it needs a
+     * second factor given within MAILSVC_PANEL_REAUTH_WINDOW.
+     * `'every-client'`: an action that changes how the administrator signs in
+     * (register or remove a passkey, the passkey policy, disable a factor,
+     * create an API key): the panel's rule, and for every client a sign-in at
+     * most MAILSVC_REAUTH_WINDOW old or the password and a TOTP code in
+     * X-Mailsvc-Reauth (docs/auth.md, Re-authentication).
      */
-    reauth?: boolean;
+    reauth?: boolean | 'every-client';
     /** The body may be left out: it is then `{}`, and the OpenAPI document marks it optional. */
     bodyOptional?: boolean;
     /**

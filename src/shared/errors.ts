@@ -7,6 +7,8 @@ export type ErrorCode =
   | 'validation'
   | 'unauthenticated'
   | 'bearer_required'
+  /** The caller is who it says, but this action needs a fresh sign-in: 403 with X-Mailsvc-Reauth: required. */
+  | 'reauth_required'
   | 'forbidden'
   | 'not_found'
   | 'conflict'
@@ -14,6 +16,9 @@ export type ErrorCode =
   | 'upstream'
   | 'unavailable'
   | 'internal';
+
+/** Set on every 403 of an action that needs a fresh sign-in (code reauth_required; docs/auth.md, Re-authentication). */
+export const REAUTH_HEADER = 'x-mailsvc-reauth';
 
 export class AppError extends Error {
   constructor(

@@ -18,7 +18,8 @@ export function apiKeyRoutes(app: FastifyInstance, keys: ApiKeyService, hooks: A
 
   r.post('/auth/api-keys', {
     onRequest: hooks.admin,
-    config,
+    // A key outlives the token that made it: a recent sign-in (or the password and a code) makes it.
+    config: { ...config, reauth: 'every-client' as const },
     schema: {
       tags, security, description: 'Creates an API key with scopes and an expiry at most 366 days ahead. The key is in this answer only; only its hash is stored. API keys never reach /auth/ endpoints.', summary: 'Create a scoped API key: the key is in this answer only', body: ApiKeyBody,
       response: { 201: ApiKeyCreated, ...errors(400, 401, 403, 413, 422, 429) },

@@ -5,6 +5,7 @@ import type { AdminPrincipal } from '../route-types.js';
 import type { AdminCredentials } from './admin-credentials.js';
 import type { Lockout } from './lockout.js';
 import type { TokenService } from './token.service.js';
+import type { FreshAuthentication } from './fresh-auth.js';
 import { looksLikeApiKey } from '../api-keys/index.js';
 import type { ApiKeyPrincipal, ApiKeyVerifier } from '../api-keys/index.js';
 import type { ApiKeyScope, RouteAccess } from '../route-types.js';
@@ -49,8 +50,14 @@ export class AdminGuard {
       authLog: AuthLog;
       apiKeys: ApiKeyVerifier;
       passwordAloneAllowed: boolean;
+      fresh: FreshAuthentication;
     },
   ) {}
+
+  /** For a route marked `reauth: 'every-client'`: 403 `reauth_required` unless the sign-in is recent or `proof` (X-Mailsvc-Reauth) holds. */
+  assertFresh(principal: AdminPrincipal, ip: string, proof: string | undefined): Promise<void> {
+    return this.deps.fresh.assert(principal, ip, proof);
+  }
 
   async authenticate(req: AdminRequest): Promise<AdminPrincipal> {
     try {
@@ -79,7 +86,7 @@ export class AdminGuard {
     if (!principal) return undefined;
     // The rules below that read the MFA record (enrolled or not) are left to authenticate.
     if (!principal.mfaVerified && (!this.deps.passwordAloneAllowed || req.route?.mfaVerified)) return undefined;
-    return { subject: principal.subject, via: 'bearer', mfaVerified: principal.mfaVerified, tokenId: principal.tokenId };
+    return { subject: principal.subject, via: 'bearer', mfaVerified: principal.mfaVerified, tokenId: principal.tokenId, authenticatedAt: principal.issuedAt };
   }
 
   private async check(req: AdminRequest): Promise<AdminPrincipal> {
@@ -104,7 +111,7 @@ export class AdminGuard {
       if (!req.setupPath) throw new AppError('forbidden', NOT_ENROLLED);
     }
     if (req.route?.mfaVerified && !principal.mfaVerified && (await this.enrolled())) throw new AppError('bearer_required', MFA_TOKEN_REQUIRED);
-    return { subject: principal.subject, via: 'bearer', mfaVerified: principal.mfaVerified, tokenId: principal.tokenId };
+    return { subject: principal.subject, via: 'bearer', mfaVerified: principal.mfaVerified, tokenId: principal.tokenId, authenticatedAt: principal.issuedAt };
   }
 
   private async enrolled(): Promise<boolean> {
@@ -133,7 +140,7 @@ export class AdminGuard {
     const needed = scopeNeeded(route);
     const allowed = found.scopes.includes('admin') || found.scopes.includes(needed) || (needed === 'read' && route.scope !== undefined && found.scopes.includes(route.scope));
     if (!allowed) throw new AppError('forbidden', `This API key lacks the scope "${needed}" for ${route.method} ${route.url}`);
-    return { subject: `api-key:${found.id}`, via: 'api_key', mfaVerified: false, tokenId: null, apiKey: { id: found.id, scopes: found.scopes } };
+    return { subject: `api-key:${found.id}`, via: 'api_key', mfaVerified: false, tokenId: null, authenticatedAt: null, apiKey: { id: found.id, scopes: found.scopes } };
   }
 
   private async basic(value: string, req: AdminRequest): Promise<AdminPrincipal> {
@@ -154,6 +161,6 @@ export class AdminGuard {
       if (!req.setupPath) throw new AppError('forbidden', NOT_ENROLLED);
     }
     if (req.route?.mfaVerified && (await this.enrolled())) throw new AppError('bearer_required', MFA_TOKEN_REQUIRED);
-    return { subject: credentials.username, via: 'basic', mfaVerified: false, tokenId: null };
+    return { subject: credentials.username, via: 'basic', mfaVerified: false, tokenId: null, authenticatedAt: null };
   }
 }

@@ -214,8 +214,10 @@ export class AuthService {
     if (!challenge || challenge.kind !== 'signin') throw unauthenticated('Invalid or expired challenge');
     if (!challenge.methods.includes('webauthn')) throw badRequest('A passkey is not a method of this challenge');
     const options = await passkeys.authenticationOptions(false);
-    if (!(await challenges.setWebauthn(challengeId, options.challenge))) throw unauthenticated('Invalid or expired challenge');
-    const expiresIn = Math.max(0, Math.min(passkeys.timeoutSeconds, Math.ceil((challenge.expiresAt - clock.now()) / 1000)));
+    // The WebAuthn challenge lives MAILSVC_WEBAUTHN_TIMEOUT (never past its sign-in challenge), whatever is left of the sign-in.
+    const expiresAt = Math.min(clock.now() + passkeys.timeoutSeconds * 1000, challenge.expiresAt);
+    if (!(await challenges.setWebauthn(challengeId, { challenge: options.challenge, expiresAt }))) throw unauthenticated('Invalid or expired challenge');
+    const expiresIn = Math.max(0, Math.floor((expiresAt - clock.now()) / 1000));
     return { challenge_id: challengeId, expires_in: expiresIn, options: options as unknown as Record<string, unknown> };
   }
 
@@ -234,7 +236,7 @@ export class AuthService {
       },
       async () => {
         const expected = await challenges.takeWebauthn(challengeId);
-        if (expected === null) throw unauthenticated('No passkey request is pending for this challenge: ask for the options again');
+        if (expected === null) throw unauthenticated('No passkey request is pending for this challenge, or it expired: ask for the options again');
         return this.checkAssertion(ip, credential, expected, false);
       },
       'The passkey was not accepted',
@@ -269,16 +271,17 @@ export class AuthService {
     await lockout.assertOpen(ip);
     const options = await passkeys.authenticationOptions(true);
     const id = randomId(24);
+    const expiresAt = clock.now() + passkeys.timeoutSeconds * 1000;
     await challenges.create({
       id,
       kind: 'passwordless',
       subject: credentials.username,
       methods: ['webauthn'],
-      expiresAt: clock.now() + passkeys.timeoutSeconds * 1000,
+      expiresAt,
       failures: 0,
       smsSends: 0,
       smsCodeHash: null,
-      webauthn: options.challenge,
+      webauthn: { challenge: options.challenge, expiresAt },
     });
     return { challenge_id: id, expires_in: passkeys.timeoutSeconds, options: options as unknown as Record<string, unknown> };
   }

@@ -25,9 +25,16 @@ export type Challenge = {
   failures: number;
   smsSends: number;
   smsCodeHash: string | null;
-  /** The WebAuthn challenge (base64url) of the ceremony in progress, taken once. */
-  webauthn: string | null;
+  /** The WebAuthn challenge of the ceremony in progress, taken once. */
+  webauthn: WebauthnChallenge | null;
 };
+
+/**
+ * A WebAuthn challenge (base64url) and when it stops being accepted: its own
+ * time (MAILSVC_WEBAUTHN_TIMEOUT after the options), never the longer life of
+ * the sign-in challenge it is kept with.
+ */
+export type WebauthnChallenge = { challenge: string; expiresAt: number };
 
 export type SmsReservation = 'ok' | 'missing' | 'limit';
 
@@ -45,8 +52,11 @@ export type ChallengeStore = {
   /** Removes the challenge; true only for the one caller that removed it. */
   consume(id: string): Promise<boolean>;
   /** Sets the WebAuthn challenge of a live challenge (replacing an earlier one); false when it is gone. */
-  setWebauthn(id: string, webauthn: string): Promise<boolean>;
-  /** Reads and clears the WebAuthn challenge in one step: of parallel callers one gets it. */
+  setWebauthn(id: string, webauthn: WebauthnChallenge): Promise<boolean>;
+  /**
+   * Reads and clears the WebAuthn challenge in one step: of parallel callers
+   * one gets it. null when there is none or it has expired (cleared all the same).
+   */
   takeWebauthn(id: string): Promise<string | null>;
 };
 
@@ -73,16 +83,16 @@ export class MemoryChallengeStore implements ChallengeStore {
     const c = this.live(id);
     return Promise.resolve(c ? { ...c, methods: [...c.methods] } : null);
   }
-  setWebauthn(id: string, webauthn: string): Promise<boolean> {
+  setWebauthn(id: string, webauthn: WebauthnChallenge): Promise<boolean> {
     const c = this.live(id);
-    if (c) c.webauthn = webauthn;
+    if (c) c.webauthn = { ...webauthn };
     return Promise.resolve(c !== null);
   }
   takeWebauthn(id: string): Promise<string | null> {
     const c = this.live(id);
     const value = c?.webauthn ?? null;
     if (c) c.webauthn = null;
-    return Promise.resolve(value);
+    return Promise.resolve(value !== null && value.expiresAt > this.clock.now() ? value.challenge : null);
   }
   recordFailure(id: string): Promise<void> {
     const c = this.live(id);
@@ -111,13 +121,17 @@ return 1`;
 
 const SET_WEBAUTHN = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 'webauthn', ARGV[1])
+redis.call('HSET', KEYS[1], 'webauthn', ARGV[1], 'webauthn_expires_at', ARGV[2])
 return 1`;
 
+// ARGV[1]: now (the service's clock, as get() compares expires_at). A challenge without its
+// own expiry (written before it had one) counts as expired.
 const TAKE_WEBAUTHN = `
 local v = redis.call('HGET', KEYS[1], 'webauthn')
 if not v or v == '' then return false end
+local e = tonumber(redis.call('HGET', KEYS[1], 'webauthn_expires_at') or '') or 0
 redis.call('HSET', KEYS[1], 'webauthn', '')
+if e <= tonumber(ARGV[1]) then return false end
 return v`;
 
 const RECORD_FAILURE = `
@@ -141,7 +155,8 @@ export class RedisChallengeStore implements ChallengeStore {
       .hset(this.key(c.id), {
         subject: c.subject,
         kind: c.kind,
-        webauthn: c.webauthn ?? '',
+        webauthn: c.webauthn?.challenge ?? '',
+        webauthn_expires_at: String(c.webauthn?.expiresAt ?? 0),
         methods: c.methods.join(','),
         expires_at: String(c.expiresAt),
         failures: String(c.failures),
@@ -167,7 +182,7 @@ export class RedisChallengeStore implements ChallengeStore {
       failures: Number(h.failures ?? 0),
       smsSends: Number(h.sms_sends ?? 0),
       smsCodeHash: h.sms_code ? h.sms_code : null,
-      webauthn: h.webauthn ? h.webauthn : null,
+      webauthn: h.webauthn ? { challenge: h.webauthn, expiresAt: Number(h.webauthn_expires_at ?? 0) } : null,
     };
   }
 
@@ -184,12 +199,12 @@ export class RedisChallengeStore implements ChallengeStore {
     return (await this.redis.del(this.key(id))) === 1;
   }
 
-  async setWebauthn(id: string, webauthn: string): Promise<boolean> {
-    return Number(await this.redis.eval(SET_WEBAUTHN, 1, this.key(id), webauthn)) === 1;
+  async setWebauthn(id: string, webauthn: WebauthnChallenge): Promise<boolean> {
+    return Number(await this.redis.eval(SET_WEBAUTHN, 1, this.key(id), webauthn.challenge, String(webauthn.expiresAt))) === 1;
   }
 
   async takeWebauthn(id: string): Promise<string | null> {
-    const v = await this.redis.eval(TAKE_WEBAUTHN, 1, this.key(id));
+    const v = await this.redis.eval(TAKE_WEBAUTHN, 1, this.key(id), String(this.clock.now()));
     return typeof v === 'string' && v !== '' ? v : null;
   }
 }

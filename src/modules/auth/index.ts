@@ -8,6 +8,7 @@ import type { RouteKit } from '../route-types.js';
 import { AdminCredentials } from './admin-credentials.js';
 import { AdminFingerprint } from './admin-fingerprint.js';
 import { AdminGuard } from './admin-guard.js';
+import { FreshAuthentication } from './fresh-auth.js';
 import { AuthService } from './auth.service.js';
 import type { PasskeyCloneEvent } from './auth.service.js';
 import { MemoryChallengeStore, RedisChallengeStore } from './challenge-store.js';
@@ -70,7 +71,8 @@ export function createAuthModule(
     codeKey: infra.box.derive('sms-code'),
     smsLimits: new SmsSendLimits({ perIpHour: settings.smsSendsPerIpHour, perPhoneHour: settings.smsSendsPerPhoneHour }, redis),
   });
-  const guard = new AdminGuard({ tokens, credentials, lockout, mfa: deps.mfa, authLog: infra.authLog, apiKeys: deps.apiKeys, passwordAloneAllowed: auth.passwordAloneAllowed });
+  const fresh = new FreshAuthentication({ credentials, lockout, mfa: deps.mfa, authLog: infra.authLog, clock, windowSeconds: settings.reauthWindow });
+  const guard = new AdminGuard({ tokens, credentials, lockout, mfa: deps.mfa, authLog: infra.authLog, apiKeys: deps.apiKeys, passwordAloneAllowed: auth.passwordAloneAllowed, fresh });
   /**
    * At the service's start: a password (hash) other than the one the service
    * last started with revokes every token, here, in Redis for the other
@@ -91,7 +93,8 @@ export function createAuthModule(
   const registrations: RegistrationCeremonies = {
     async start(owner, challenge, ttlSeconds) {
       const id = randomId(24);
-      await challenges.create({ id, kind: 'registration', subject: owner, methods: ['webauthn'], expiresAt: clock.now() + ttlSeconds * 1000, failures: 0, smsSends: 0, smsCodeHash: null, webauthn: challenge });
+      const expiresAt = clock.now() + ttlSeconds * 1000;
+      await challenges.create({ id, kind: 'registration', subject: owner, methods: ['webauthn'], expiresAt, failures: 0, smsSends: 0, smsCodeHash: null, webauthn: { challenge, expiresAt } });
       return id;
     },
     async take(id, owner) {

@@ -8,7 +8,8 @@ import type { TokenRevocations } from './token-revocations.js';
 
 export type AccessTokenResponse = Static<typeof AccessTokenSchema>;
 
-export type TokenPrincipal = { tokenId: string; subject: string; mfaVerified: boolean };
+/** `issuedAt`: when the sign-in that earned the token ended (ms), for re-authentication. */
+export type TokenPrincipal = { tokenId: string; subject: string; mfaVerified: boolean; issuedAt: number };
 
 const DAY = 86_400_000;
 const CACHE_MAX = 10_000;
@@ -88,7 +89,7 @@ export class TokenService {
     const stored = entry.digest;
     const given = sha256(secret);
     if (stored.length !== given.length || !timingSafeEqual(given, stored)) return null;
-    return { tokenId: row.id, subject: row.subject, mfaVerified: row.mfa_verified === 1 };
+    return { tokenId: row.id, subject: row.subject, mfaVerified: row.mfa_verified === 1, issuedAt: Number(row.created_at) };
   }
 
   async validate(token: string): Promise<TokenPrincipal | null> {

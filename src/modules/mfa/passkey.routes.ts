@@ -43,7 +43,7 @@ export function passkeyRoutes(app: FastifyInstance, deps: PasskeyRouteDeps, kit:
 
   r.post('/auth/mfa/passkeys/options', {
     onRequest: hooks.setup,
-    config: { mfaVerified: true, reauth: true, bodyOptional: true },
+    config: { mfaVerified: true, reauth: 'every-client', bodyOptional: true },
     schema: {
       tags, security, summary: 'Start registering a passkey: the options for navigator.credentials.create()',
       description: 'Answers the creation options (attestation none, a discoverable credential preferred, user verification as MAILSVC_WEBAUTHN_USER_VERIFICATION, the registered passkeys excluded) and a registration_id; the challenge is single use and lives MAILSVC_WEBAUTHN_TIMEOUT seconds. 400 when MAILSVC_PANEL_ORIGIN is not set.',
@@ -59,7 +59,7 @@ export function passkeyRoutes(app: FastifyInstance, deps: PasskeyRouteDeps, kit:
 
   r.post('/auth/mfa/passkeys', {
     onRequest: hooks.setup,
-    config: { mfaVerified: true, reauth: true },
+    config: { mfaVerified: true, reauth: 'every-client' },
     schema: {
       tags, security, summary: 'Register a passkey: the browser\'s answer to the creation options',
       description: 'Checks the answer (challenge of this registration_id, once; origin MAILSVC_PANEL_ORIGIN; RP ID; user verification as configured) and stores the public key under the name given. Tokens issued without a second factor are revoked, as when TOTP is enabled.',
@@ -85,7 +85,7 @@ export function passkeyRoutes(app: FastifyInstance, deps: PasskeyRouteDeps, kit:
 
   r.delete('/auth/mfa/passkeys/:id', {
     onRequest: hooks.setup,
-    config: { mfaVerified: true, reauth: true },
+    config: { mfaVerified: true, reauth: 'every-client' },
     schema: {
       tags, security, summary: 'Remove a passkey',
       description: 'The passkey can no longer sign in. From the panel this needs a fresh second factor, as disabling TOTP does. The last passkey cannot go while the passkey policy requires one (400).',
@@ -107,7 +107,7 @@ export function passkeyRoutes(app: FastifyInstance, deps: PasskeyRouteDeps, kit:
 
   r.patch('/auth/mfa/passkeys/policy', {
     onRequest: hooks.setup,
-    config: { mfaVerified: true, reauth: true },
+    config: { mfaVerified: true, reauth: 'every-client' },
     schema: {
       tags, security, summary: 'Turn passwordless sign-in on or off, or require passkeys (panel, or everywhere)',
       description: 'Stored in the database, where it wins over MAILSVC_WEBAUTHN_PASSWORDLESS and MAILSVC_WEBAUTHN_REQUIRED. Turning either on needs a registered passkey (400).',

@@ -135,16 +135,26 @@ describe('a WebAuthn challenge kept with its sign-in challenge is taken once', (
     it.skipIf(!on)(`${name}: set, taken by one of parallel callers, gone with the challenge`, async () => {
       const store = make();
       const id = `c-${process.pid}-${name}`;
-      expect(await store.setWebauthn(id, 'x')).toBe(false);
+      expect(await store.setWebauthn(id, { challenge: 'x', expiresAt: clock.now() + 30_000 })).toBe(false);
       await store.create({ id, kind: 'signin', subject: 'admin', methods: ['webauthn'], expiresAt: clock.now() + 60_000, failures: 0, smsSends: 0, smsCodeHash: null, webauthn: null });
       expect(await store.takeWebauthn(id)).toBeNull();
-      expect(await store.setWebauthn(id, 'challenge-1')).toBe(true);
-      expect(await store.setWebauthn(id, 'challenge-2')).toBe(true);
+      expect(await store.setWebauthn(id, { challenge: 'challenge-1', expiresAt: clock.now() + 30_000 })).toBe(true);
+      expect(await store.setWebauthn(id, { challenge: 'challenge-2', expiresAt: clock.now() + 30_000 })).toBe(true);
       const taken = await Promise.all(Array.from({ length: 8 }, () => store.takeWebauthn(id)));
       expect(taken.filter((v) => v !== null)).toEqual(['challenge-2']);
       expect((await store.get(id))?.kind).toBe('signin');
       expect(await store.consume(id)).toBe(true);
-      expect(await store.setWebauthn(id, 'late')).toBe(false);
+      expect(await store.setWebauthn(id, { challenge: 'late', expiresAt: clock.now() + 30_000 })).toBe(false);
+    });
+    it.skipIf(!on)(`${name}: a WebAuthn challenge past its own expiry is not handed out, though its sign-in challenge lives`, async () => {
+      const store = make();
+      const id = `e-${process.pid}-${name}`;
+      await store.create({ id, kind: 'signin', subject: 'admin', methods: ['webauthn'], expiresAt: clock.now() + 300_000, failures: 0, smsSends: 0, smsCodeHash: null, webauthn: null });
+      expect(await store.setWebauthn(id, { challenge: 'short', expiresAt: clock.now() + 30_000 })).toBe(true);
+      clock.advance(30_000);
+      expect(await store.takeWebauthn(id)).toBeNull();
+      expect((await store.get(id))?.webauthn).toBeNull();
+      expect(await store.consume(id)).toBe(true);
     });
   }
 });

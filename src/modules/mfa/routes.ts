@@ -44,7 +44,7 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
 
   r.delete('/auth/mfa/totp', {
     onRequest: hooks.setup,
-    config: { reauth: true },
+    config: { reauth: 'every-client' },
     schema: { tags: ['mfa'], description: 'Turns TOTP off and erases its secret. Needs a token earned with the second factor.', summary: 'Disable TOTP and erase its secret', security, response: { 200: MfaStatus, ...common } },
     handler: () => mfa.deleteTotp(),
   });
@@ -65,6 +65,8 @@ export function mfaRoutes(app: FastifyInstance, mfa: MfaService, hooks: AdminHoo
 
   r.patch('/auth/mfa/sms', {
     onRequest: hooks.setup,
+    // It can turn the SMS factor off or move it to another phone.
+    config: { reauth: 'every-client' },
     schema: {
       tags: ['mfa'],
       description: 'Changes the SMS second factor: phone number (E.164), provider and the on/off switch, checked together and stored all or nothing.',

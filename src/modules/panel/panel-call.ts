@@ -3,7 +3,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 /** The header with which the panel's proxy marks the API calls it makes in-process. */
 export const PANEL_CALL_HEADER = 'x-mailsvc-panel-call';
 /** Set on the 403 of a destructive action asked without a fresh second factor. */
-export const REAUTH_HEADER = 'x-mailsvc-reauth';
+export { REAUTH_HEADER } from '../../shared/errors.js';
 export const REAUTH_DETAIL = 'This action needs a fresh second factor: confirm your sign-in (password and code) and try again';
 
 /**
