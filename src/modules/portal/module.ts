@@ -59,6 +59,11 @@ export default defineModule({
       const portal = await ctx.get('portal');
       return { within: (tx, account) => portal.forgetAccount(tx, account) };
     },
+    // A new password, whoever set it, ends the mailbox's portal sessions (but the one that changed it).
+    'account.password-changed': async (ctx) => {
+      const portal = await ctx.get('portal');
+      return { within: (tx, account) => portal.endSessionsOf(tx, account.id, account.keepSession) };
+    },
     'domain.deleting': async (ctx) => {
       const portal = await ctx.get('portal');
       return { within: (tx, domain) => portal.forgetDomain(tx, domain.name) };
