@@ -70,10 +70,6 @@ export function createPortalModule(infra: Pick<Infra, 'db' | 'box' | 'clock' | '
       await repo.removeRules(account.id, tx);
       await repo.setDisabled('mailbox', account.address, false, 0, tx);
     },
-    /** The account's password changed: its portal sessions end, but `keep` (the one that changed it), in the caller's transaction. */
-    endSessionsOf: async (tx: Parameters<PortalRepository['removeTotp']>[1], accountId: number, keep: string | undefined): Promise<void> => {
-      await repo.removeSessionsOf(accountId, keep, tx);
-    },
     forgetDomain: async (tx: Parameters<PortalRepository['removeTotp']>[1], name: string) => {
       await repo.setDisabled('domain', name, false, 0, tx);
     },
