@@ -27,6 +27,21 @@ export function normalizeAddress(input: string): { address: string; localPart: s
   return { address: `${localPart}@${domain}`, localPart, domain };
 }
 
+/**
+ * What a sign-in's per-mailbox lockout counts under: the address exactly as
+ * sign-in reads it (normalizeAddress: case, surrounding white space of either
+ * part, NBSP, U+2003, U+FEFF, a trailing dot of the domain), so every spelling
+ * that reaches one mailbox shares one counter. Text that is not an address
+ * keys on itself, trimmed and lowercased: it reaches no mailbox.
+ */
+export function loginKey(input: string): string {
+  try {
+    return normalizeAddress(input).address;
+  } catch {
+    return input.trim().toLowerCase().slice(0, 320);
+  }
+}
+
 /** An alias source: an address, or `@domain` for a catch-all. */
 export function normalizeAliasSource(input: string): { source: string; domain: string } {
   refuseControlChars('source', input);

@@ -62,8 +62,16 @@ export class AccountRepository {
     return this.db.selectFrom('accounts').selectAll().orderBy('address').execute();
   }
 
-  async update(id: number, changes: AccountChanges): Promise<void> {
-    await this.db.updateTable('accounts').set(changes).where('id', '=', id).execute();
+  /** With `dependents`: they run in the same transaction (a new password ends what hangs on the old one). */
+  async update(id: number, changes: AccountChanges, dependents?: (tx: Db) => Promise<void>): Promise<void> {
+    if (!dependents) {
+      await this.db.updateTable('accounts').set(changes).where('id', '=', id).execute();
+      return;
+    }
+    await this.db.transaction().execute(async (tx) => {
+      await tx.updateTable('accounts').set(changes).where('id', '=', id).execute();
+      await dependents(tx);
+    });
   }
 
   /** Deletes the account after `dependents` removed what hangs on it, in the caller's transaction `tx`. */

@@ -32,6 +32,23 @@ export type SendLimitsListener = {
 /** `account.deleting`: an account is being deleted; other modules remove their rows that hang on it (app passwords) in the same transaction. */
 export type AccountDeleting = { id: number; address: string };
 
+/**
+ * `account.password-changed`: an account's password was just set (by the
+ * administrator, the CLI or the user); other modules end what the old password
+ * opened (portal sessions; app passwords when asked) in the same transaction.
+ */
+export type AccountPasswordChanged = {
+  id: number;
+  address: string;
+  /** Revoke every app password of the account too (a reset after a compromise). */
+  revokeAppPasswords: boolean;
+  /** The portal session that made the change, which keeps going (a user changing the password in the portal). */
+  keepSession?: string | undefined;
+};
+
+/** How a password is set, beyond the password. */
+export type PasswordOptions = { revokeAppPasswords?: boolean | undefined; keepSession?: string | undefined };
+
 
 export function presentAccount(r: AccountRow): AccountView {
   const rates = Object.fromEntries(SEND_RATE_FIELDS.map((f) => [f, r[f]])) as SendRates;
@@ -76,6 +93,7 @@ export class AccountService {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly deleting?: EventSource<AccountDeleting>,
+    private readonly passwordChanged?: EventSource<AccountPasswordChanged>,
   ) {}
 
   async create(input: AccountInput): Promise<AccountView> {
@@ -139,9 +157,12 @@ export class AccountService {
     return presentAccount(await this.resolve(idOrAddress));
   }
 
-  async update(idOrAddress: string | number, patch: AccountPatch): Promise<AccountView> {
+  async update(idOrAddress: string | number, patch: AccountPatch, opts: Pick<PasswordOptions, 'keepSession'> = {}): Promise<AccountView> {
     const row = await this.resolve(idOrAddress);
     checkRanges(patch);
+    if (patch.revoke_app_passwords === true && patch.password === undefined) {
+      throw badRequest('revoke_app_passwords goes with a new password: give password too (or revoke app passwords one by one)');
+    }
     const changes: AccountChanges = { updated_at: this.clock.now() };
     if (patch.display_name !== undefined) changes.display_name = patch.display_name;
     if (patch.quota_bytes !== undefined) changes.quota_bytes = patch.quota_bytes;
@@ -149,7 +170,12 @@ export class AccountService {
     if (patch.require_app_password !== undefined) changes.require_app_password = patch.require_app_password ? 1 : 0;
     for (const f of SEND_RATE_FIELDS) if (patch[f] !== undefined) changes[f] = patch[f];
     if (patch.password !== undefined) changes.password_hash = await hashMailPassword(patch.password);
-    await this.repo.update(row.id, changes);
+    if (patch.password === undefined) await this.repo.update(row.id, changes);
+    else {
+      // Its listeners are built before the transaction (SQLite has one connection), then change their rows inside it.
+      const change = await beginDeletion(this.passwordChanged, { id: row.id, address: row.address, revokeAppPasswords: patch.revoke_app_passwords === true, keepSession: opts.keepSession });
+      await this.repo.update(row.id, changes, (tx) => change.within(tx));
+    }
     const after = await this.resolve(row.id);
     await this.limits.accountChanged(after);
     // A new password or a deactivation must bite at once: end the open sessions.
@@ -157,8 +183,9 @@ export class AccountService {
     return presentAccount(after);
   }
 
-  setPassword(idOrAddress: string | number, password: string): Promise<AccountView> {
-    return this.update(idOrAddress, { password });
+  /** Ends the account's IMAP/POP and portal sessions (but `keepSession`), and with `revokeAppPasswords` its app passwords. */
+  setPassword(idOrAddress: string | number, password: string, opts: PasswordOptions = {}): Promise<AccountView> {
+    return this.update(idOrAddress, { password, ...(opts.revokeAppPasswords === undefined ? {} : { revoke_app_passwords: opts.revokeAppPasswords }) }, { keepSession: opts.keepSession });
   }
 
   async delete(idOrAddress: string | number): Promise<void> {

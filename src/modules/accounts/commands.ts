@@ -145,17 +145,19 @@ export function accountCommands(program: Command, run: Run<Deps>): void {
 
   accounts
     .command('passwd')
-    .description('set a new password for a mailbox (asked twice without echo) and end its open sessions')
+    .description('set a new password for a mailbox (asked twice without echo) and end its open sessions (IMAP, POP, portal)')
     .argument('<account>', 'its address or id')
     .option('--password-stdin', 'read the password from the first line of standard input instead of asking')
+    .option('--revoke-app-passwords', 'revoke every app password of the mailbox too (a reset after a compromise)')
     .option('--json', 'print the result as JSON')
-    .action(async (idOrAddress: string, opts: { passwordStdin?: boolean; json?: boolean }) => {
+    .action(async (idOrAddress: string, opts: { passwordStdin?: boolean; revokeAppPasswords?: boolean; json?: boolean }) => {
+      const revoke = opts.revokeAppPasswords === true;
       const account = await run(async (m) => {
         const { address } = await m.service.get(idOrAddress);
-        return m.service.setPassword(address, await readNewPassword(opts.passwordStdin, address));
+        return m.service.setPassword(address, await readNewPassword(opts.passwordStdin, address), { revokeAppPasswords: revoke });
       });
       output(opts.json, { ok: true, id: account.id, address: account.address }, () =>
-        `Password of ${account.address} changed; doveadm was asked to end its open IMAP and POP sessions.`,
+        `Password of ${account.address} changed${revoke ? ' and every app password revoked' : ''}; its portal sessions ended, and doveadm was asked to end its open IMAP and POP sessions.`,
       );
     });
 

@@ -7,13 +7,13 @@ import type { RouteKit } from '../route-types.js';
 import { AccountRepository } from './account.repository.js';
 import type { AccountRow } from './account.repository.js';
 import { AccountService } from './account.service.js';
-import type { AccountDeleting, SendLimitsListener } from './account.service.js';
+import type { AccountDeleting, AccountPasswordChanged, SendLimitsListener } from './account.service.js';
 import type { EventSource } from '../module-types.js';
 
 export { accountCommands } from './commands.js';
 export { verifyMailPassword } from './mail-password.js';
 export type { AccountInput, AccountPatch, AccountView } from './schema.js';
-export type { AccountDeleting, AccountService, SendLimitsListener } from './account.service.js';
+export type { AccountDeleting, AccountPasswordChanged, AccountService, PasswordOptions, SendLimitsListener } from './account.service.js';
 export type { AccountRow } from './account.repository.js';
 
 /** An account for the mail login path, with whether its domain is active. */
@@ -36,11 +36,13 @@ export type AccountsDeps = {
   kicker: MailSessionKicker;
   /** `account.deleting`, emitted to whoever listens (the app passwords go with the account). */
   deleting?: EventSource<AccountDeleting>;
+  /** `account.password-changed`, emitted to whoever listens (portal sessions end; app passwords when asked). */
+  passwordChanged?: EventSource<AccountPasswordChanged>;
 };
 
 export function createAccountsModule(infra: Pick<Infra, 'db' | 'clock' | 'log'>, deps: AccountsDeps) {
   const repo = new AccountRepository(infra.db);
-  const service = new AccountService(repo, deps.domains, deps.routing, deps.kicker, deps.sendLimits, infra.clock, infra.log, deps.deleting);
+  const service = new AccountService(repo, deps.domains, deps.routing, deps.kicker, deps.sendLimits, infra.clock, infra.log, deps.deleting, deps.passwordChanged);
   const lookup: AccountLookup = {
     resolve: (idOrAddress) => service.resolve(idOrAddress),
     findForLogin: (address) => repo.findForLogin(address),

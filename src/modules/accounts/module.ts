@@ -1,7 +1,7 @@
 import type { MailSessionKicker } from '../../adapters/dovecot/doveadm.js';
 import { defineModule } from '../module-types.js';
 import { accountCommands } from './commands.js';
-import type { AccountDeleting, AccountsModule } from './index.js';
+import type { AccountDeleting, AccountPasswordChanged, AccountsModule } from './index.js';
 
 declare module '../module-types.js' {
   interface ModuleRegistry {
@@ -10,6 +10,8 @@ declare module '../module-types.js' {
   interface ModuleEvents {
     /** An account is being deleted. */
     'account.deleting': AccountDeleting;
+    /** An account's password was set: what the old one opened ends. */
+    'account.password-changed': AccountPasswordChanged;
   }
   interface ModuleOptions {
     /** Ends mail sessions instead of doveadm (tests). */
@@ -35,6 +37,7 @@ export default defineModule({
       sendLimits: sendLimits.service,
       kicker: ctx.options.kicker ?? new DoveadmKicker(ctx.infra.helper),
       deleting: ctx.event('account.deleting'),
+      passwordChanged: ctx.event('account.password-changed'),
     });
   },
   commands: (program, cli) => accountCommands(program, cli.run({ redis: true })),

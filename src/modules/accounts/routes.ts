@@ -40,7 +40,7 @@ export function accountRoutes(app: FastifyInstance, accounts: AccountService, ho
   r.patch('/accounts/:id', {
     onRequest,
     config,
-    schema: { tags, security, description: 'Changes password, display name, quota or flags of an account. A new password or deactivation ends its open IMAP/POP sessions.', summary: 'Change an account (a new password or deactivation ends its open IMAP/POP sessions)', params: AccountParam, body: AccountPatchBody, response: { 200: AccountSchema, ...errors(400, 401, 403, 404, 422) } },
+    schema: { tags, security, description: 'Changes password, display name, quota or flags of an account. A new password or deactivation ends its open IMAP/POP sessions; a new password also ends its portal sessions, and with revoke_app_passwords revokes every app password of the account.', summary: 'Change an account (a new password or deactivation ends its open sessions)', params: AccountParam, body: AccountPatchBody, response: { 200: AccountSchema, ...errors(400, 401, 403, 404, 422) } },
     handler: (req) => accounts.update(req.params.id, req.body),
   });
   r.delete('/accounts/:id', {

@@ -41,7 +41,14 @@ const changeable = {
   ...optionalRates,
 };
 export const AccountCreateBody = Type.Object({ address: Type.String({ maxLength: 320 }), password: Password, ...changeable }, { additionalProperties: false });
-export const AccountPatchBody = Type.Object({ password: Type.Optional(Password), ...changeable }, { additionalProperties: false });
+export const AccountPatchBody = Type.Object(
+  {
+    password: Type.Optional(Password),
+    revoke_app_passwords: Type.Optional(Type.Boolean({ description: 'with password: revoke every app password of the account too (a reset after a compromise); app passwords survive a new password otherwise' })),
+    ...changeable,
+  },
+  { additionalProperties: false },
+);
 export const AccountParam = Type.Object({ id: Type.String({ maxLength: 320, description: 'id or address' }) });
 export type AccountInput = Static<typeof AccountCreateBody>;
 export type AccountPatch = Static<typeof AccountPatchBody>;

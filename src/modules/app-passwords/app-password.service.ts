@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { AppPasswordTable } from './tables.js';
+import type { AppPasswordCreations, AppPasswordLimits } from './creation-limits.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import { requireIsoTime } from '../../shared/iso-time.js';
 import { refuseControlChars } from '../../shared/mail-names.js';
@@ -11,6 +12,7 @@ import type { AccountLookup, LoginAccount } from '../accounts/index.js';
 
 export type { AppPasswordCreated, AppPasswordView } from './schema.js';
 import type { AppPasswordCreated, AppPasswordView } from './schema.js';
+import { APP_PASSWORD_NAME_MAX } from './schema.js';
 
 // `<id>.<secret>`: 12 + 32 characters of base32 (60 + 160 random bits); only
 // letters and digits, so every mail client and IMAP LOGIN quoting takes it.
@@ -35,6 +37,9 @@ export class AppPasswordService {
     /** The HMAC key of app-password hashes, read (or made) once, on first use. */
     private readonly hashKey: () => Promise<Buffer>,
     private readonly clock: Clock,
+    /** The limits in force, read on every creation (a changed limit holds at once). */
+    private readonly limits: () => AppPasswordLimits,
+    private readonly creations: AppPasswordCreations,
   ) {}
 
   private present(r: AppPasswordTable): AppPasswordView {
@@ -59,11 +64,16 @@ export class AppPasswordService {
     await tx.deleteFrom('mailbox_app_passwords').where('account_id', '=', accountId).execute();
   }
 
+  /** Revokes every app password of the account, in the caller's transaction (a password reset that asks for it). */
+  async revokeAllForAccount(accountId: number, tx: Db): Promise<void> {
+    await tx.updateTable('mailbox_app_passwords').set({ revoked_at: this.clock.now() }).where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
+  }
+
   async create(account: string | number, input: { name: string; expires_at?: string | undefined }): Promise<AppPasswordCreated> {
     const acc = await this.accounts.resolve(account);
     refuseControlChars('name', input.name);
     const name = input.name.trim();
-    if (name === '' || name.length > 255) throw badRequest('name must be 1 to 255 characters, e.g. "Thunderbird on laptop"');
+    if (name === '' || name.length > APP_PASSWORD_NAME_MAX) throw badRequest(`name must be 1 to ${APP_PASSWORD_NAME_MAX} characters, e.g. "Thunderbird on laptop"`);
     let expiresAt: number | null = null;
     if (input.expires_at !== undefined) {
       expiresAt = requireIsoTime('expires_at', input.expires_at);
@@ -82,8 +92,27 @@ export class AppPasswordService {
       last_used_ip: null,
       revoked_at: null,
     };
+    const { perMailbox, perHour } = this.limits();
+    await this.creations.consume(acc.id, perHour);
+    // Inserted, then counted: of creations racing for the last place none stays over the cap (each sees the others' rows once committed).
     await this.db.insertInto('mailbox_app_passwords').values(row).execute();
+    if ((await this.held(acc.id)) > perMailbox) {
+      await this.db.deleteFrom('mailbox_app_passwords').where('id', '=', id).execute();
+      await this.creations.giveBack(acc.id);
+      throw new AppError('conflict', `${acc.address} already has ${perMailbox} app passwords, the most a mailbox may have (app-passwords-per-mailbox): revoke one it no longer uses, expired ones included`);
+    }
     return { ...this.present(row), password: `${id}.${secret}` };
+  }
+
+  /** The account's app passwords that are not revoked (expired ones included: they are listed until revoked). */
+  private async held(accountId: number): Promise<number> {
+    const r = await this.db
+      .selectFrom('mailbox_app_passwords')
+      .select((e) => e.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
   }
 
   async list(account: string | number): Promise<AppPasswordView[]> {

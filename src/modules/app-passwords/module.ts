@@ -13,8 +13,12 @@ export default defineModule({
   doc: 'docs/mail.md',
   http: true,
   build: async (ctx) => {
-    const [{ createAppPasswordsModule }, accounts] = await Promise.all([import('./index.js'), ctx.get('accounts')]);
-    return createAppPasswordsModule(ctx.infra, { accounts: accounts.lookup });
+    const [{ createAppPasswordsModule }, accounts, limits] = await Promise.all([import('./index.js'), ctx.get('accounts'), ctx.get('limits')]);
+    return createAppPasswordsModule(ctx.infra, {
+      accounts: accounts.lookup,
+      // Read on every creation: a changed limit holds from the next one, without a restart.
+      limits: () => ({ perMailbox: limits.service.value('app-passwords-per-mailbox'), perHour: limits.service.value('app-password-creations-per-hour') }),
+    });
   },
   commands: (program, cli) => appPasswordCommands(program, cli.run({ redis: true })),
   listens: {
@@ -22,6 +26,11 @@ export default defineModule({
     'account.deleting': async (ctx) => {
       const { service } = await ctx.get('app-passwords');
       return { within: (tx, account) => service.removeForAccount(account.id, tx) };
+    },
+    // A password reset that asks for it revokes every app password in the same transaction.
+    'account.password-changed': async (ctx) => {
+      const { service } = await ctx.get('app-passwords');
+      return { within: async (tx, account) => (account.revokeAppPasswords ? service.revokeAllForAccount(account.id, tx) : undefined) };
     },
   },
   // The key app-password hashes are made with.

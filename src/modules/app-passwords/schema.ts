@@ -21,8 +21,11 @@ export const AppPasswordCreated = Type.Object(
 );
 export type AppPasswordCreated = Static<typeof AppPasswordCreated>;
 
+/** An app password's name: what the user calls the device ("Thunderbird on laptop"), never a document. */
+export const APP_PASSWORD_NAME_MAX = 64;
+
 export const AppPasswordBody = Type.Object(
-  { name: Type.String({ maxLength: 255 }), expires_at: Type.Optional(Type.String({ maxLength: 64 })) },
+  { name: Type.String({ maxLength: APP_PASSWORD_NAME_MAX }), expires_at: Type.Optional(Type.String({ maxLength: 64 })) },
   { additionalProperties: false },
 );
 export const AccountParam = Type.Object({ id: Type.String({ maxLength: 320, description: 'id or address' }) });

@@ -28,6 +28,7 @@ export type { TokenService } from './token.service.js';
 export type { LockoutLimits } from './lockout.js';
 /** The lockout, for another sign-in (the user portal) to count its own failures with it. */
 export { Lockout } from './lockout.js';
+export type { Attempt } from './lockout.js';
 export { MemoryLockoutStore, RedisLockoutStore } from './lockout-store.js';
 /** The sign-in bodies, which the web panel's sign-in takes as they are. */
 export { LoginBody, PasskeyVerifyBody, SmsSendBody, VerifyBody } from './schema.js';

@@ -93,6 +93,11 @@ export class Lockout {
     return { ok, attempt };
   }
 
+  /** Counts nothing: is the key blocked (or has it reached the limit, which starts the block)? */
+  isBlocked(key: string): Promise<boolean> {
+    return this.store.blocked(key);
+  }
+
   /** Throws 429 when the address is blocked; counts nothing (SMS sends). */
   async assertOpen(ip: string): Promise<void> {
     if (await this.store.blocked(ip)) throw this.tooMany();

@@ -11,6 +11,7 @@ import type { RouteKit } from '../route-types.js';
 import { PortalAccessService } from './access.service.js';
 import { PortalRepository } from './portal.repository.js';
 import { PortalSessions } from './portal-session.js';
+import { SESSION_WRONG_ANSWERS } from './portal-lockouts.js';
 import { PortalTotp } from './portal-totp.js';
 import { PortalService } from './portal.service.js';
 import type { DeviceProfileRenderer } from './portal.service.js';
@@ -40,7 +41,9 @@ export function createPortalModule(infra: Pick<Infra, 'db' | 'box' | 'clock' | '
   const sessions = new PortalSessions(repo, infra.box.derive('portal-csrf'), infra.clock, { idleSeconds: settings.panelSessionIdle, maxSeconds: settings.panelSessionMax });
   // The admin API's numbers, counted apart (keys mailsvc:portalfail-*): a user's failures never lock the administrator out, nor the reverse.
   const limits: LockoutLimits = { failLimit: settings.apiAuthFailLimit, windowSeconds: settings.apiAuthFailWindow, blockSeconds: settings.apiAuthBlockSeconds };
-  const lockout = (prefix: string) => new Lockout(limits, undefined, infra.redis ? new RedisLockoutStore(limits, infra.redis, prefix) : new MemoryLockoutStore(limits));
+  const lockout = (prefix: string, l: LockoutLimits = limits) => new Lockout(l, undefined, infra.redis ? new RedisLockoutStore(l, infra.redis, prefix) : new MemoryLockoutStore(l));
+  // Wrong answers inside one session: counted for the session's whole life.
+  const perSession: LockoutLimits = { failLimit: SESSION_WRONG_ANSWERS, windowSeconds: settings.panelSessionMax, blockSeconds: settings.panelSessionMax };
   const service = new PortalService({
     repo,
     sessions,
@@ -50,7 +53,7 @@ export function createPortalModule(infra: Pick<Infra, 'db' | 'box' | 'clock' | '
     appPasswords: deps.appPasswords,
     audit: deps.audit,
     mailbox: deps.mailbox,
-    lockouts: { ip: lockout('portalfail-ip'), address: lockout('portalfail-addr') },
+    lockouts: { ip: lockout('portalfail-ip'), address: lockout('portalfail-addr'), session: lockout('portalfail-session', perSession) },
     authLog: infra.authLog,
     clock: infra.clock,
     log: infra.log,

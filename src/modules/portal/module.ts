@@ -59,6 +59,17 @@ export default defineModule({
       const portal = await ctx.get('portal');
       return { within: (tx, account) => portal.forgetAccount(tx, account) };
     },
+    // A new password, whoever set it, ends the mailbox's portal sessions (but the one that changed it).
+    // Its repository alone, not the module: the module needs the secret key (CSRF), and `accounts passwd` must work before the service ever made one.
+    'account.password-changed': async (ctx) => {
+      const { PortalRepository } = await import('./portal.repository.js');
+      const repo = new PortalRepository(ctx.infra.db);
+      return {
+        within: async (tx, account) => {
+          await repo.removeSessionsOf(account.id, account.keepSession, tx);
+        },
+      };
+    },
     'domain.deleting': async (ctx) => {
       const portal = await ctx.get('portal');
       return { within: (tx, domain) => portal.forgetDomain(tx, domain.name) };

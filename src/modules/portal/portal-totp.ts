@@ -1,5 +1,5 @@
 import { Secret, TOTP } from 'otpauth';
-import { AppError, badRequest } from '../../shared/errors.js';
+import { AppError } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import { sealContext } from '../../db/sealed-columns.js';
 import type { SecretBox } from '../../shared/secret-box.js';
@@ -53,18 +53,21 @@ export class PortalTotp {
     return { secret, uri: totp(secret, address, this.issuer).toString() };
   }
 
-  async confirm(accountId: number, code: string): Promise<void> {
+  /** Throws when no enrolment waits; false for a wrong code (the caller counts it). */
+  async confirm(accountId: number, code: string): Promise<boolean> {
     const row = await this.repo.findTotp(accountId);
     if (!row || row.confirmed === 1) throw new AppError('conflict', 'No TOTP enrolment is waiting: start one first');
     const step = this.step(this.box.open(row.secret_sealed, sealedAt(accountId)), code);
-    if (step === null || !(await this.repo.useTotpStep(accountId, step, true))) throw badRequest('That code is not valid: enter the 6 digits your app shows now');
+    return step !== null && (await this.repo.useTotpStep(accountId, step, true));
   }
 
-  async disable(accountId: number, code: string): Promise<void> {
+  /** Throws when TOTP is not on; false for a wrong code (the caller counts it). */
+  async disable(accountId: number, code: string): Promise<boolean> {
     const row = await this.repo.findTotp(accountId);
     if (row?.confirmed !== 1) throw new AppError('conflict', 'TOTP is not on');
     const step = this.step(this.box.open(row.secret_sealed, sealedAt(accountId)), code);
-    if (step === null || !(await this.repo.useTotpStep(accountId, step, false))) throw badRequest('That code is not valid: enter the 6 digits your app shows now');
+    if (step === null || !(await this.repo.useTotpStep(accountId, step, false))) return false;
     await this.repo.removeTotp(accountId);
+    return true;
   }
 }

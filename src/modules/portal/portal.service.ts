@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { AppError, badRequest } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import type { AuthLog } from '../../shared/auth-log.js';
-import { normalizeAddress } from '../../shared/mail-names.js';
+import { loginKey, normalizeAddress } from '../../shared/mail-names.js';
 import { hashPassword } from '../../shared/password-hash.js';
 import { randomId } from '../../shared/crypto.js';
 import { SieveRulesError, checkSieveRules } from '../../shared/sieve-rules.js';
@@ -12,10 +12,12 @@ import { verifyMailPassword } from '../accounts/index.js';
 import type { AccountLookup, AccountRow, AccountService } from '../accounts/index.js';
 import type { AppPasswordCreated, AppPasswordService, AppPasswordView } from '../app-passwords/index.js';
 import type { AuditService } from '../audit/index.js';
-import type { Lockout } from '../auth/index.js';
+import type { Attempt } from '../auth/index.js';
 import type { PortalRepository } from './portal.repository.js';
 import type { PortalSession, PortalSessions } from './portal-session.js';
 import type { PortalTotp } from './portal-totp.js';
+import { InSessionChecks, reserveAll } from './portal-lockouts.js';
+import type { PortalLockouts } from './portal-lockouts.js';
 import type { ForwardingView, VacationView } from './schema.js';
 
 /** The device profile: the autoconfiguration module's Apple profile (`renderMobileconfig`), with the same ports and TLS modes its answers name. */
@@ -30,8 +32,8 @@ export type PortalDeps = {
   appPasswords: Pick<AppPasswordService, 'create' | 'list' | 'revoke'>;
   audit: Pick<AuditService, 'record'>;
   mailbox: MailboxHost;
-  /** Failures per client address and per mailbox address, apart from the admin API's. */
-  lockouts: { ip: Lockout; address: Lockout };
+  /** Failures per client address, per mailbox (its canonical address) and per session, apart from the admin API's. */
+  lockouts: PortalLockouts;
   authLog: AuthLog;
   clock: Clock;
   log: Logger;
@@ -44,6 +46,7 @@ export type Caller = { session: PortalSession; ip: string };
 /** One answer for every refused sign-in: it never tells which part was wrong or whether the mailbox exists. */
 const REFUSED = 'Wrong address or password (or code)';
 const DISABLED = 'Self-service is switched off for this mailbox: ask your administrator';
+const WRONG_CODE = 'That code is not valid: enter the 6 digits your app shows now';
 const NO_RULES: SieveRules = { forward: null, vacation: null };
 
 /**
@@ -51,19 +54,20 @@ const NO_RULES: SieveRules = { forward: null, vacation: null };
  * acts on the session's own account only: no route names a mailbox.
  */
 export class PortalService {
-  constructor(private readonly d: PortalDeps) {}
+  private readonly inSession: InSessionChecks;
+
+  constructor(private readonly d: PortalDeps) {
+    this.inSession = new InSessionChecks(d);
+  }
 
   /** Sign-in with the mailbox password (never an app password), and the mailbox's TOTP code when it has one. */
   async signIn(input: { address: string; password: string; code?: string | undefined }, ip: string): Promise<{ cookie: string; session: PortalSession; address: string }> {
-    const given = input.address.trim().toLowerCase().slice(0, 320);
-    const ipAttempt = await this.d.lockouts.ip.reserve(ip);
-    let addrAttempt;
-    try {
-      addrAttempt = await this.d.lockouts.address.reserve(given);
-    } catch (err) {
-      await ipAttempt.passed();
-      throw err;
-    }
+    // Every spelling that signs in to a mailbox counts under its one canonical address.
+    const given = loginKey(input.address);
+    const [ipAttempt, addrAttempt] = (await reserveAll([
+      [this.d.lockouts.ip, ip],
+      [this.d.lockouts.address, given],
+    ])) as [Attempt, Attempt];
     let account: AccountRow | undefined;
     try {
       account = await this.check(given, input.password, input.code);
@@ -144,13 +148,13 @@ export class PortalService {
   /** Checked by the accounts module's policy and hashed as Dovecot reads it (setPassword); the mailbox's IMAP/POP sessions are kicked, its other portal sessions end. */
   async changePassword(c: Caller, input: { current_password: string; new_password: string }): Promise<void> {
     const acc = await this.account(c.session);
-    if (!(await verifyMailPassword(acc.password_hash, input.current_password))) {
-      this.d.authLog.failure(acc.address, c.ip, 'mailsvc-portal');
+    // A guess like a sign-in: counted, logged, and the session ends after a few (InSessionChecks).
+    if (!(await this.inSession.run(c.session, acc.address, c.ip, () => verifyMailPassword(acc.password_hash, input.current_password)))) {
       throw new AppError('forbidden', 'The current password is wrong');
     }
     if (input.new_password === input.current_password) throw badRequest('The new password must differ from the current one');
-    await this.d.passwords.setPassword(acc.id, input.new_password);
-    await this.d.repo.removeSessionsOf(acc.id, c.session.idHash);
+    // Ends the mailbox's other portal sessions in the same transaction (account.password-changed).
+    await this.d.passwords.setPassword(acc.id, input.new_password, { keepSession: c.session.idHash });
     await this.audit(acc.address, c.ip, 'portal: change password', { password: '[redacted]' });
   }
 
@@ -238,13 +242,13 @@ export class PortalService {
 
   async confirmTotp(c: Caller, code: string): Promise<void> {
     const acc = await this.account(c.session);
-    await this.d.totp.confirm(acc.id, code);
+    if (!(await this.inSession.run(c.session, acc.address, c.ip, () => this.d.totp.confirm(acc.id, code)))) throw badRequest(WRONG_CODE);
     await this.audit(acc.address, c.ip, 'portal: enable TOTP', {});
   }
 
   async disableTotp(c: Caller, code: string): Promise<void> {
     const acc = await this.account(c.session);
-    await this.d.totp.disable(acc.id, code);
+    if (!(await this.inSession.run(c.session, acc.address, c.ip, () => this.d.totp.disable(acc.id, code)))) throw badRequest(WRONG_CODE);
     await this.audit(acc.address, c.ip, 'portal: disable TOTP', {});
   }
 

@@ -114,8 +114,8 @@ export function portalRoutes(app: FastifyInstance, deps: { service: PortalServic
     onRequest, config: { audit },
     schema: {
       tags, summary: 'Change the mailbox password',
-      description: 'Checks the current password and the new one against the same policy the administrator\'s account changes apply, stores it as Dovecot reads it, ends the mailbox\'s open IMAP/POP sessions and its other portal sessions.',
-      body: PasswordBody, response: { 204: Type.Null(), ...errors(400, 401, 403, 422) },
+      description: 'Checks the current password and the new one against the same policy the administrator\'s account changes apply, stores it as Dovecot reads it, ends the mailbox\'s open IMAP/POP sessions and its other portal sessions. A wrong current password counts in the sign-in lockouts and is written to the auth log; the third wrong answer (password or TOTP code) in one session ends it (401).',
+      body: PasswordBody, response: { 204: Type.Null(), ...errors(400, 401, 403, 422, 429) },
     },
     handler: async (req, reply) => {
       await service.changePassword(caller(req), req.body);
@@ -129,7 +129,7 @@ export function portalRoutes(app: FastifyInstance, deps: { service: PortalServic
   });
   r.post('/portal/api/app-passwords', {
     onRequest, config: { audit },
-    schema: { tags, summary: 'Create an app password: shown in this answer only', description: 'Creates a password for one mail client of the signed-in mailbox, with a name and an optional expiry. Only a keyed hash is stored.', body: PortalAppPasswordBody, response: { 201: AppPasswordCreatedSchema, ...errors(400, 401, 403, 422) } },
+    schema: { tags, summary: 'Create an app password: shown in this answer only', description: 'Creates a password for one mail client of the signed-in mailbox, with a name and an optional expiry. Only a keyed hash is stored.', body: PortalAppPasswordBody, response: { 201: AppPasswordCreatedSchema, ...errors(400, 401, 403, 409, 422, 429) } },
     handler: async (req, reply) => reply.status(201).send(await service.createAppPassword(caller(req), req.body)),
   });
   r.delete('/portal/api/app-passwords/:appId', {
@@ -145,7 +145,7 @@ export function portalRoutes(app: FastifyInstance, deps: { service: PortalServic
     schema: {
       tags, summary: 'A configuration profile for a device (Apple .mobileconfig)',
       description: 'The mailbox\'s IMAP and SMTP settings as a configuration profile; with app_password_name, a fresh app password of that name is made and put inside (it is in this file only).',
-      body: ProfileBody, response: { 200: Type.String({ description: 'application/x-apple-aspen-config' }), ...errors(400, 401, 403, 404, 422) },
+      body: ProfileBody, response: { 200: Type.String({ description: 'application/x-apple-aspen-config' }), ...errors(400, 401, 403, 404, 409, 422, 429) },
     },
     handler: async (req, reply) => {
       const { file, filename } = await service.deviceProfile(caller(req), req.body);
@@ -185,7 +185,7 @@ export function portalRoutes(app: FastifyInstance, deps: { service: PortalServic
   });
   r.post('/portal/api/totp/confirm', {
     onRequest, config: { audit },
-    schema: { tags, summary: 'Confirm TOTP enrolment with a first code', description: 'Turns TOTP on for the mailbox\'s portal sign-in once a valid code is given.', body: CodeBody, response: { 204: Type.Null(), ...errors(400, 401, 403, 409, 422) } },
+    schema: { tags, summary: 'Confirm TOTP enrolment with a first code', description: 'Turns TOTP on for the mailbox\'s portal sign-in once a valid code is given.', body: CodeBody, response: { 204: Type.Null(), ...errors(400, 401, 403, 409, 422, 429) } },
     handler: async (req, reply) => {
       await service.confirmTotp(caller(req), req.body.code);
       return reply.status(204).send(null);
@@ -193,7 +193,7 @@ export function portalRoutes(app: FastifyInstance, deps: { service: PortalServic
   });
   r.post('/portal/api/totp/disable', {
     onRequest, config: { audit },
-    schema: { tags, summary: 'Switch TOTP off (needs a current code)', description: 'Removes the mailbox\'s TOTP after checking a current code.', body: CodeBody, response: { 204: Type.Null(), ...errors(400, 401, 403, 409, 422) } },
+    schema: { tags, summary: 'Switch TOTP off (needs a current code)', description: 'Removes the mailbox\'s TOTP after checking a current code.', body: CodeBody, response: { 204: Type.Null(), ...errors(400, 401, 403, 409, 422, 429) } },
     handler: async (req, reply) => {
       await service.disableTotp(caller(req), req.body.code);
       return reply.status(204).send(null);

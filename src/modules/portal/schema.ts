@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { VACATION_BODY_MAX, VACATION_DAYS, VACATION_SUBJECT_MAX } from '../../shared/sieve-rules.js';
+import { APP_PASSWORD_NAME_MAX } from '../app-passwords/index.js';
 
 const DATE = { pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10 };
 
@@ -46,13 +47,13 @@ export const PasswordBody = Type.Object(
 );
 
 export const PortalAppPasswordBody = Type.Object(
-  { name: Type.String({ maxLength: 255 }), expires_at: Type.Optional(Type.String({ maxLength: 64, description: 'ISO 8601 time; none: it never expires' })) },
+  { name: Type.String({ maxLength: APP_PASSWORD_NAME_MAX }), expires_at: Type.Optional(Type.String({ maxLength: 64, description: 'ISO 8601 time; none: it never expires' })) },
   { additionalProperties: false },
 );
 export const AppIdParam = Type.Object({ appId: Type.String({ maxLength: 32 }) });
 
 export const ProfileBody = Type.Object(
-  { app_password_name: Type.Optional(Type.String({ maxLength: 255, description: 'put a fresh app password of this name inside the profile; none: no password inside' })) },
+  { app_password_name: Type.Optional(Type.String({ maxLength: APP_PASSWORD_NAME_MAX, description: 'put a fresh app password of this name inside the profile; none: no password inside' })) },
   { additionalProperties: false },
 );
 
