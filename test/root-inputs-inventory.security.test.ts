@@ -102,7 +102,7 @@ const PROBES: Record<string, () => void> = {
 const ELSEWHERE: Record<string, string> = {
   'privilege-boundary': 'test/privilege-boundary.security.test.ts',
   'backup-job-row': 'src/modules/backups/backups.routes.int.test.ts',
-  'backup-replay': 'src/modules/backups/backups.restore-guard.int.test.ts',
+  'backup-replay': 'test/backup-replay.security.test.ts',
   'updates-suite': 'src/modules/updates/update-check.int.test.ts',
 };
 

@@ -216,7 +216,7 @@ export class BackupService {
     const steps: string[] = [];
     try {
       progress(0, 'checking the chain against its manifests');
-      const items = await resolveChain(source, { deferMail: what.files, key, acceptUnsigned: auth.acceptUnsigned === true });
+      const items = await resolveChain(source, { deferMail: what.files, key, acceptUnsigned: auth.acceptUnsigned === true, rootOwned: process.getuid?.() === 0 });
       const unsigned = items.filter((i) => i.unsigned).map((i) => i.manifest.id);
       if (unsigned.length > 0) {
         auth.onUnsigned?.(unsigned);

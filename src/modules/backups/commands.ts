@@ -199,6 +199,8 @@ export function backupCommands(program: Command, run: Run<BackupsModule>, runFre
         }
         // This host's key cannot open the restored secrets: a setting to fix (the key file or MAILSVC_SECRET_KEY).
         if (err instanceof KeyMismatchRefused) throw new CliError(err.detail, 78);
+        // A chain another user could have written (a replayed old backup): copy it somewhere root's first.
+        if (err instanceof UnsafeBackupDir) throw new CliError(err.detail, 78);
         // Restored, but the result would not start (the proof failed): what is wrong is the message.
         if (err instanceof RestoreUnproven) throw new CliError(err.detail, 1);
         throw err;

@@ -13,11 +13,16 @@ export function backupGroup(): number {
 import { UnsafeBackupDir } from './errors.js';
 export { UnsafeBackupDir };
 
+/** Who other than root could write `path` ("owned by uid N", "writable by every user", "writable by group N"), or null; a sticky directory counts as root's when `stickyOk`. */
+export function writableByOthers(path: string, stickyOk = false): string | null {
+  const st = statSync(path);
+  const sticky = stickyOk && (st.mode & 0o1000) !== 0;
+  return st.uid !== 0 ? `owned by uid ${st.uid}` : (st.mode & 0o002) !== 0 && !sticky ? 'writable by every user' : (st.mode & 0o020) !== 0 && st.gid !== 0 && !sticky ? `writable by group ${st.gid}` : null;
+}
+
 /** Refuses `path` unless root owns it and only root can write it (a parent may be sticky, as /tmp). */
 function checkOwned(path: string, leaf: boolean, localDir: string): void {
-  const st = statSync(path);
-  const sticky = !leaf && (st.mode & 0o1000) !== 0;
-  const writable = st.uid !== 0 ? `owned by uid ${st.uid}` : (st.mode & 0o002) !== 0 && !sticky ? 'writable by every user' : (st.mode & 0o020) !== 0 && st.gid !== 0 && !sticky ? `writable by group ${st.gid}` : null;
+  const writable = writableByOthers(path, !leaf);
   if (writable) {
     throw new UnsafeBackupDir(`refusing to use the backup directory ${localDir}: ${path} is ${writable}, so another user could plant or change backups there; make it root's (chown root:root, chmod go-w) or set MAILSVC_BACKUP_LOCAL_DIR (as root: the settings file or the units' environment) to a directory only root writes`);
   }

@@ -1,14 +1,16 @@
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { extractArchive } from '../../adapters/tar/index.js';
 import { AppError } from '../../shared/errors.js';
 import { checkArtifacts, sha256File } from './manifest.js';
 import type { Manifest } from './manifest.js';
 import { readSignedManifest } from './manifest-key.js';
+import { UnsafeBackupDir, writableByOthers } from './local-dir.js';
 import type { ManifestKey } from './manifest-key.js';
 
 export type ChainItem = { dir: string; manifest: Manifest; unsigned: boolean };
-export type ChainOptions = { deferMail?: boolean; key: ManifestKey | null; acceptUnsigned?: boolean };
+/** `rootOwned`: refuse a chain another user could have written (a restore as root; see refuseShared). */
+export type ChainOptions = { deferMail?: boolean; key: ManifestKey | null; acceptUnsigned?: boolean; rootOwned?: boolean };
 
 const ID = /^[0-9A-Za-z][0-9A-Za-z._-]{0,99}$/;
 
@@ -49,6 +51,7 @@ export async function resolveChain(source: string, opts: ChainOptions): Promise<
       problems.push(`${d}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
+  if (opts.rootOwned) refuseShared(dir, items.map((i) => i.dir));
   // deferMail: the mail archives (the bulk) are only checked for presence and size here; extractChain
   // hashes them as it reads them into staging, so the live storage is still untouched when one differs.
   for (const item of items) problems.push(...(await checkArtifacts(item.dir, item.manifest, undefined, opts.deferMail ? ['mail'] : [])));
@@ -106,4 +109,22 @@ export function swapIn(staged: string, storage: string, stamp: string): string |
   // tar restored the archived root's mode and times onto the staged directory itself.
   statSync(storage);
   return aside;
+}
+
+/**
+ * Replay: a manifest's HMAC proves root made a backup, not when, nor that it
+ * is the one root would pick. A restore as root therefore takes a chain only
+ * from directories no other user could write: the directory holding the
+ * chain, each backup directory and its manifest. Otherwise the service user
+ * could have placed an old signed backup there.
+ */
+function refuseShared(source: string, dirs: string[]): void {
+  const paths = [dirname(source), ...dirs.flatMap((d) => [d, join(d, 'manifest.json')])];
+  for (const p of paths) {
+    const who = writableByOthers(p, p === dirname(source));
+    if (who === null) continue;
+    throw new UnsafeBackupDir(
+      `refusing to restore, nothing was changed: ${p} is ${who}, so another user could have placed an old signed backup there (a manifest's signature proves root made it, not that it is the one to restore); as root, copy the chain (${dirs.map((d) => basename(d)).join(', ')}) into a directory only root can write, e.g. mkdir -m 700 /root/restore && cp -a ${dirs.join(' ')} /root/restore/ && chown -R root:root /root/restore, check it is the backup you mean, and restore with --source /root/restore/${basename(source)}`,
+    );
+  }
 }
