@@ -87,6 +87,10 @@ export type Settings = Readonly<{
    * password and a second factor again, whatever the client.
    */
   reauthWindow: number;
+  /** MAILSVC_APP_PASSWORDS_PER_MAILBOX: app passwords a mailbox may hold (not revoked; expired ones count until revoked). */
+  appPasswordsPerMailbox: number;
+  /** MAILSVC_APP_PASSWORD_CREATIONS_PER_HOUR: app passwords that may be made for one mailbox in an hour. */
+  appPasswordCreationsPerHour: number;
   /** MAILSVC_PANEL_DEV_HTTP: development only: a plain-HTTP session cookie, honoured only from loopback. */
   panelDevHttp: boolean;
   authLog: string;
@@ -257,6 +261,8 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     panelSessionMax: int(src, 'MAILSVC_PANEL_SESSION_MAX', 3600, 300, 7 * 86400),
     panelReauthWindow: int(src, 'MAILSVC_PANEL_REAUTH_WINDOW', 300, 30, 3600),
     reauthWindow: int(src, 'MAILSVC_REAUTH_WINDOW', 300, 30, 3600),
+    appPasswordsPerMailbox: int(src, 'MAILSVC_APP_PASSWORDS_PER_MAILBOX', 20, 1, 1000),
+    appPasswordCreationsPerHour: int(src, 'MAILSVC_APP_PASSWORD_CREATIONS_PER_HOUR', 10, 1, 1000),
     panelDevHttp: bool(src, 'MAILSVC_PANEL_DEV_HTTP', false),
     authLog: resolve(cwd, str(src, 'MAILSVC_AUTH_LOG') ?? join(dataDir, 'auth.log')),
     auditRetentionDays: int(src, 'MAILSVC_AUDIT_RETENTION_DAYS', 365, 1, 36500),

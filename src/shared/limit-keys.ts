@@ -66,8 +66,6 @@ export const LIMITS: readonly LimitSpec[] = [
   { key: 'api-auth-fail-limit', type: 'count', unit: 'failures', min: 1, max: 1000, default: 5, appliesTo: ['service'], description: 'API authentication failures per address before the block' },
   { key: 'api-auth-fail-window', type: 'duration', unit: 'seconds', min: 1, max: 7 * DAY, default: 600, appliesTo: ['service'], description: 'window in which API authentication failures are counted' },
   { key: 'api-auth-block-seconds', type: 'duration', unit: 'seconds', min: 1, max: 7 * DAY, default: 900, appliesTo: ['service'], description: 'how long an address is blocked (also sent as Retry-After)' },
-  { key: 'app-passwords-per-mailbox', type: 'count', unit: 'app passwords', min: 1, max: 1000, default: 20, appliesTo: ['service'], description: 'app passwords a mailbox may hold (revoked ones do not count, expired ones do until revoked)' },
-  { key: 'app-password-creations-per-hour', type: 'count', unit: 'app passwords per hour', min: 1, max: 1000, default: 10, appliesTo: ['service'], description: 'app passwords that may be made for one mailbox in an hour' },
 ];
 
 export const LIMIT_KEYS: readonly string[] = LIMITS.map((l) => l.key);

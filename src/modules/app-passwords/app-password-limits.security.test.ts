@@ -5,10 +5,9 @@ import { startTestApp } from '../../../test/helpers/app.js';
 import type { TestApp } from '../../../test/helpers/app.js';
 import { portalSignIn } from '../../../test/helpers/portal.js';
 
-// A mailbox holds at most app-passwords-per-mailbox app passwords and gets at
-// most app-password-creations-per-hour new ones an hour, whoever makes them
-// (the portal, the administrator); names are short. Both limits are read on
-// every creation, so a change through PATCH /admin/limits holds at once.
+// A mailbox holds at most MAILSVC_APP_PASSWORDS_PER_MAILBOX app passwords and gets at
+// most MAILSVC_APP_PASSWORD_CREATIONS_PER_HOUR new ones an hour, whoever makes them
+// (the portal, the administrator); names are short.
 for (const dialect of DIALECTS) {
   describe(`app passwords per mailbox are capped and rate-limited (${dialect})`, { timeout: 120_000 }, async () => {
     const available = await dialectAvailable(dialect);
@@ -18,7 +17,7 @@ for (const dialect of DIALECTS) {
     beforeAll(async () => {
       if (!available) return;
       db = await createTestDatabase(dialect);
-      t = await startTestApp(db.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_ENABLE_USER_PORTAL: 'yes', MAILSVC_APP_PASSWORDS_PER_MAILBOX: '4' });
+      t = await startTestApp(db.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_ENABLE_USER_PORTAL: 'yes', MAILSVC_APP_PASSWORDS_PER_MAILBOX: '4', MAILSVC_APP_PASSWORD_CREATIONS_PER_HOUR: '6' });
       await t.ctx.domains.create('example.org');
       for (const user of ['alice', 'bob', 'carol', 'dave']) await t.ctx.accounts.create({ address: `${user}@example.org`, password: `${user}-mailbox-pw` });
     });
@@ -30,8 +29,9 @@ for (const dialect of DIALECTS) {
     const admin = (method: 'POST' | 'PATCH' | 'GET', url: string, body?: unknown) =>
       t.app.inject({ method, url, headers: { authorization: t.basic(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
 
-    it.skipIf(!available)('the cap: MAILSVC_APP_PASSWORDS_PER_MAILBOX is the default, the next one is 409 in the portal and the API; a revoked one frees its place', async () => {
-      expect((await admin('GET', '/admin/limits')).json<Record<string, number>>()['app-passwords-per-mailbox']).toBe(4);
+    it.skipIf(!available)('the cap: MAILSVC_APP_PASSWORDS_PER_MAILBOX, the next one is 409 in the portal and the API; a revoked one frees its place', async () => {
+      // Not a limit key: the limit keys are the contract's closed list.
+      expect((await admin('GET', '/admin/limits')).json<Record<string, number>>()).not.toHaveProperty('app-passwords-per-mailbox');
       const alice = await portalSignIn(t.app, 'alice@example.org', 'alice-mailbox-pw');
       const ids: string[] = [];
       for (const n of [1, 2, 3, 4]) {
@@ -41,7 +41,7 @@ for (const dialect of DIALECTS) {
       }
       const over = await alice.call('POST', 'app-passwords', { name: 'one too many' });
       expect(over.statusCode).toBe(409);
-      expect(over.json<{ detail: string }>().detail).toContain('app-passwords-per-mailbox');
+      expect(over.json<{ detail: string }>().detail).toContain('MAILSVC_APP_PASSWORDS_PER_MAILBOX');
       expect((await alice.call('POST', 'device-profile', { app_password_name: 'iphone' })).statusCode).toBe(409);
       expect((await admin('POST', '/accounts/alice@example.org/app-passwords', { name: 'by the admin' })).statusCode).toBe(409);
       expect(await t.ctx.appPasswords.list('alice@example.org')).toHaveLength(4);
@@ -53,25 +53,25 @@ for (const dialect of DIALECTS) {
     it.skipIf(!available)('creations racing for the last places never leave the mailbox over the cap', async () => {
       const made = await Promise.all(Array.from({ length: 8 }, (_, n) => admin('POST', '/accounts/bob@example.org/app-passwords', { name: `parallel ${n}` })));
       const codes = made.map((r) => r.statusCode);
-      expect(codes.every((c) => c === 201 || c === 409), codes.join()).toBe(true);
+      // 8 at once against a cap of 4 and 6 an hour: some are refused by the cap (409), some by the rate (429).
+      expect(codes.every((c) => c === 201 || c === 409 || c === 429), codes.join()).toBe(true);
+      expect(codes).toContain(409);
       const held = await t.ctx.appPasswords.list('bob@example.org');
       expect(held.length).toBeLessThanOrEqual(4);
       expect(held).toHaveLength(codes.filter((c) => c === 201).length);
     });
 
-    it.skipIf(!available)('the rate: app-password-creations-per-hour set at run time holds at once; the next creation is 429, other mailboxes unaffected', async () => {
-      const set = await admin('PATCH', '/admin/limits', { 'app-password-creations-per-hour': 3, 'app-passwords-per-mailbox': 50 });
-      expect(set.statusCode, set.body).toBe(200);
+    it.skipIf(!available)('the rate: MAILSVC_APP_PASSWORD_CREATIONS_PER_HOUR; the next creation is 429, other mailboxes unaffected', async () => {
       const carol = await portalSignIn(t.app, 'carol@example.org', 'carol-mailbox-pw');
-      for (const n of [1, 2, 3]) {
+      for (const n of [1, 2, 3, 4, 5, 6]) {
         const r = await carol.call('POST', 'app-passwords', { name: `device ${n}` });
         expect(r.statusCode, r.body).toBe(201);
         // Revoked at once: only the rate can refuse the next one, never the cap.
         expect((await carol.call('DELETE', `app-passwords/${r.json<{ id: string }>().id}`)).statusCode).toBe(204);
       }
-      const r = await carol.call('POST', 'app-passwords', { name: 'device 4' });
+      const r = await carol.call('POST', 'app-passwords', { name: 'device 7' });
       expect(r.statusCode).toBe(429);
-      expect(r.json<{ detail: string }>().detail).toContain('app-password-creations-per-hour');
+      expect(r.json<{ detail: string }>().detail).toContain('MAILSVC_APP_PASSWORD_CREATIONS_PER_HOUR');
       expect((await admin('POST', '/accounts/carol@example.org/app-passwords', { name: 'by the admin' })).statusCode).toBe(429);
       expect((await admin('POST', '/accounts/dave@example.org/app-passwords', { name: 'dave laptop' })).statusCode).toBe(201);
     });

@@ -99,7 +99,7 @@ export class AppPasswordService {
     if ((await this.held(acc.id)) > perMailbox) {
       await this.db.deleteFrom('mailbox_app_passwords').where('id', '=', id).execute();
       await this.creations.giveBack(acc.id);
-      throw new AppError('conflict', `${acc.address} already has ${perMailbox} app passwords, the most a mailbox may have (app-passwords-per-mailbox): revoke one it no longer uses, expired ones included`);
+      throw new AppError('conflict', `${acc.address} already has ${perMailbox} app passwords, the most a mailbox may have (MAILSVC_APP_PASSWORDS_PER_MAILBOX): revoke one it no longer uses, expired ones included`);
     }
     return { ...this.present(row), password: `${id}.${secret}` };
   }

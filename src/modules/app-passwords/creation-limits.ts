@@ -3,7 +3,7 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
 import { AppError } from '../../shared/errors.js';
 
-/** The limits in force (limit keys app-passwords-per-mailbox and app-password-creations-per-hour), read on every creation. */
+/** The limits in force (settings MAILSVC_APP_PASSWORDS_PER_MAILBOX and MAILSVC_APP_PASSWORD_CREATIONS_PER_HOUR), read on every creation. */
 export type AppPasswordLimits = { perMailbox: number; perHour: number };
 
 const HOUR = 3600;
@@ -30,7 +30,7 @@ export class AppPasswordCreations {
     if (r.consumedPoints <= perHour) return;
     await this.counter.reward(key, 1);
     const seconds = Math.max(1, Math.ceil(r.msBeforeNext / 1000));
-    throw new AppError('rate_limited', `At most ${perHour} app passwords may be made for a mailbox in an hour (app-password-creations-per-hour): try again in ${Math.ceil(seconds / 60)} minute(s)`, { retryAfter: seconds });
+    throw new AppError('rate_limited', `At most ${perHour} app passwords may be made for a mailbox in an hour (MAILSVC_APP_PASSWORD_CREATIONS_PER_HOUR): try again in ${Math.ceil(seconds / 60)} minute(s)`, { retryAfter: seconds });
   }
 
   /** A creation that did not happen after all (the mailbox was full): not counted. */

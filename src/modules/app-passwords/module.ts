@@ -13,12 +13,10 @@ export default defineModule({
   doc: 'docs/mail.md',
   http: true,
   build: async (ctx) => {
-    const [{ createAppPasswordsModule }, accounts, limits] = await Promise.all([import('./index.js'), ctx.get('accounts'), ctx.get('limits')]);
-    return createAppPasswordsModule(ctx.infra, {
-      accounts: accounts.lookup,
-      // Read on every creation: a changed limit holds from the next one, without a restart.
-      limits: () => ({ perMailbox: limits.service.value('app-passwords-per-mailbox'), perHour: limits.service.value('app-password-creations-per-hour') }),
-    });
+    const [{ createAppPasswordsModule }, accounts] = await Promise.all([import('./index.js'), ctx.get('accounts')]);
+    // Settings, not limit keys: the limit keys are the contract's closed list (docs/limits.md).
+    const { appPasswordsPerMailbox: perMailbox, appPasswordCreationsPerHour: perHour } = ctx.infra.settings;
+    return createAppPasswordsModule(ctx.infra, { accounts: accounts.lookup, limits: () => ({ perMailbox, perHour }) });
   },
   commands: (program, cli) => appPasswordCommands(program, cli.run({ redis: true })),
   listens: {

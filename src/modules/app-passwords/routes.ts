@@ -16,7 +16,7 @@ export function appPasswordRoutes(app: FastifyInstance, appPasswords: AppPasswor
   r.post('/accounts/:id/app-passwords', {
     onRequest,
     config,
-    schema: { tags, security, description: 'Creates a password for one mail client of the account, optionally with an expiry. The password is shown in this answer only; only a keyed hash is stored. A mailbox holds at most app-passwords-per-mailbox of them (409 beyond) and gets at most app-password-creations-per-hour new ones an hour (429 beyond).', summary: 'Create an app password: the password is in this answer only', params: AccountParam, body: AppPasswordBody, response: { 201: AppPasswordCreated, ...errors(400, 401, 403, 404, 409, 422, 429) } },
+    schema: { tags, security, description: 'Creates a password for one mail client of the account, optionally with an expiry. The password is shown in this answer only; only a keyed hash is stored. A mailbox holds at most MAILSVC_APP_PASSWORDS_PER_MAILBOX of them (409 beyond) and gets at most MAILSVC_APP_PASSWORD_CREATIONS_PER_HOUR new ones an hour (429 beyond).', summary: 'Create an app password: the password is in this answer only', params: AccountParam, body: AppPasswordBody, response: { 201: AppPasswordCreated, ...errors(400, 401, 403, 404, 409, 422, 429) } },
     handler: async (req, reply) => reply.status(201).send(await appPasswords.create(req.params.id, req.body)),
   });
   r.get('/accounts/:id/app-passwords', {
