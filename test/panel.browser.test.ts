@@ -260,7 +260,7 @@ describe.skipIf(unavailable !== null)('the web panel in Chromium, against the re
     const name = page.getByLabel('Name of the new app password');
     await name.fill('   ');
     await name.press('Enter');
-    await expectAtField(name, /name must be 1 to 255 characters/);
+    await expectAtField(name, /name must be 1 to 64 characters/);
     expect(await account.getAttribute('aria-invalid')).toBeNull();
     await page.screenshot({ path: join(SHOTS, 'app-passwords-field-error.png'), fullPage: true });
 
