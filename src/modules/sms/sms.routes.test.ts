@@ -49,6 +49,19 @@ for (const dialect of DIALECTS) {
       expect(r.status).toBe(200);
       return r;
     };
+    /**
+     * A fresh sign-in with password and SMS code: once SMS is on, changing it (a factor) needs one
+     * (docs/auth.md, Re-authentication); Basic alone no longer may.
+     */
+    const smsBearer = async (): Promise<string> => {
+      const c = await login(t);
+      expect((await post(t, '/auth/mfa/sms', { challenge_id: c.body.challenge_id })).status).toBe(200);
+      const sent = provider.requests.at(-1)?.body as { message: string } | undefined;
+      const code = /(\d{6})/.exec(sent?.message ?? '')?.[1] ?? '';
+      const ok = await post(t, '/auth/mfa/verify', { challenge_id: c.body.challenge_id, method: 'sms', code });
+      expect(ok.status).toBe(200);
+      return `Bearer ${String(ok.body.access_token)}`;
+    };
 
     it.skipIf(!available)('GET /auth/mfa/providers shows both providers with their defaults, in order', async () => {
       const r = await call(t, 'GET', '/auth/mfa/providers', t.basic());
@@ -131,10 +144,12 @@ for (const dialect of DIALECTS) {
       await configureProvider();
       const on = await call(t, 'PATCH', '/auth/mfa/sms', t.basic(), { phone: '+4930123456789', enabled: true });
       expect(on.body).toMatchObject({ sms_enabled: true, sms_provider: null, methods: ['sms'] });
-      const off = await call(t, 'PATCH', '/auth/mfa/sms', t.basic(), { enabled: false });
+      // SMS is a factor now: Basic alone may not switch it off.
+      expect((await call(t, 'PATCH', '/auth/mfa/sms', t.basic(), { enabled: false })).status).toBe(403);
+      const off = await call(t, 'PATCH', '/auth/mfa/sms', await smsBearer(), { enabled: false });
       expect(off.body).toMatchObject({ sms_enabled: false, sms_phone: '+4930123456789', methods: [] });
       await call(t, 'PATCH', '/auth/mfa/sms', t.basic(), { enabled: true });
-      const cleared = await call(t, 'PATCH', '/auth/mfa/sms', t.basic(), { phone: '' });
+      const cleared = await call(t, 'PATCH', '/auth/mfa/sms', await smsBearer(), { phone: '' });
       expect(cleared.body).toMatchObject({ sms_enabled: false, sms_phone: null });
     });
 
@@ -199,7 +214,7 @@ for (const dialect of DIALECTS) {
       const failed = await post(t, '/auth/mfa/sms', { challenge_id: c.body.challenge_id });
       expect(failed).toMatchObject({ status: 502, body: { detail: 'SMS provider error' } });
       provider.reset();
-      await call(t, 'PATCH', '/auth/mfa/sms', t.basic(), { enabled: false });
+      expect((await call(t, 'PATCH', '/auth/mfa/sms', await smsBearer(), { enabled: false })).status).toBe(200);
       const off = await post(t, '/auth/mfa/sms', { challenge_id: c.body.challenge_id });
       expect(off.status).toBe(400);
       // Failures of a send are not authentication failures.
