@@ -141,6 +141,9 @@ describe.skipIf(unavailable !== null)('the performance report, topology and /hea
   }, 60_000);
 
   describe.skipIf(!withRedis)('with Redis', () => {
+    // The product's default probe limit: `postfix status` (a shell script starting postconf and more) took over
+    // 800 ms on a loaded 2-core machine, and a Postfix that was up or down then read as unknown.
+    const PROBE_MS = 3000;
     let db: TestDatabase;
     let t: TestApp;
     const redisUrl = isolatedRedisUrl(REDIS_DB);
@@ -149,7 +152,7 @@ describe.skipIf(unavailable !== null)('the performance report, topology and /hea
       await r.del('mailsvc:instances');
       r.disconnect();
       db = await createTestDatabase('sqlite');
-      t = await startTestApp(db.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_REDIS_URL: redisUrl, MAILSVC_HELPER: 'direct', MAILSVC_POSTFIX_CONFIG_DIR: pf.configDir, MAILSVC_RSPAMD_CONTROLLER_URL: hangingUrl, MAILSVC_PROBE_TIMEOUT_MS: '800' });
+      t = await startTestApp(db.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_REDIS_URL: redisUrl, MAILSVC_HELPER: 'direct', MAILSVC_POSTFIX_CONFIG_DIR: pf.configDir, MAILSVC_RSPAMD_CONTROLLER_URL: hangingUrl, MAILSVC_PROBE_TIMEOUT_MS: String(PROBE_MS) });
     });
     afterAll(async () => {
       await t?.close();
@@ -159,10 +162,10 @@ describe.skipIf(unavailable !== null)('the performance report, topology and /hea
     it('/health/details shows each component; a hanging one is unknown and does not hang the answer', async () => {
       const started = Date.now();
       const res = await call(t, 'GET', '/health/details', t.basic());
-      expect(Date.now() - started).toBeLessThan(5000);
+      expect(Date.now() - started).toBeLessThan(PROBE_MS + 4000);
       expect(res.status).toBe(200);
       const components = (res.body as { components: Record<string, { status: string }> }).components;
-      expect(components).toMatchObject({ database: { status: 'up' }, redis: { status: 'up' }, postfix: { status: 'up' }, rspamd: { status: 'unknown', detail: 'no answer within 800 ms' } });
+      expect(components).toMatchObject({ database: { status: 'up' }, redis: { status: 'up' }, postfix: { status: 'up' }, rspamd: { status: 'unknown', detail: `no answer within ${PROBE_MS} ms` } });
       // Unknown (the hanging controller, daemons without systemd) is not down: the status stays ok.
       expect(res.body).toMatchObject({ status: 'ok', degraded_by: [] });
     });
@@ -171,7 +174,7 @@ describe.skipIf(unavailable !== null)('the performance report, topology and /hea
       const stopped = await startQueuePostfix();
       execFileSync('postfix', ['-c', stopped.configDir, 'stop']);
       const sdb = await createTestDatabase('sqlite');
-      const down = await startTestApp(sdb.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_REDIS_URL: redisUrl, MAILSVC_HELPER: 'direct', MAILSVC_POSTFIX_CONFIG_DIR: stopped.configDir, MAILSVC_RSPAMD_CONTROLLER_URL: hangingUrl, MAILSVC_PROBE_TIMEOUT_MS: '800' });
+      const down = await startTestApp(sdb.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_REDIS_URL: redisUrl, MAILSVC_HELPER: 'direct', MAILSVC_POSTFIX_CONFIG_DIR: stopped.configDir, MAILSVC_RSPAMD_CONTROLLER_URL: hangingUrl, MAILSVC_PROBE_TIMEOUT_MS: String(PROBE_MS) });
       try {
         const res = await call(down, 'GET', '/health/details', down.basic());
         expect(res.status).toBe(200);
@@ -196,6 +199,7 @@ describe.skipIf(unavailable !== null)('the performance report, topology and /hea
       await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
       const relayUrl = `redis://127.0.0.1:${(relay.address() as { port: number }).port}/${REDIS_DB}`;
       const rdb = await createTestDatabase('sqlite');
+      // A short limit here: the stalled Redis must read as unknown (no answer in time), not as down (its client's own error).
       const stalled = await startTestApp(rdb.url, { MAILSVC_MFA_REQUIRED: 'no', MAILSVC_REDIS_URL: relayUrl, MAILSVC_HELPER: 'direct', MAILSVC_POSTFIX_CONFIG_DIR: pf.configDir, MAILSVC_RSPAMD_CONTROLLER_URL: rspamdUrl, MAILSVC_PROBE_TIMEOUT_MS: '800' });
       try {
         const health = (await stalled.ctx.modules.get('health')).service;
@@ -205,7 +209,8 @@ describe.skipIf(unavailable !== null)('the performance report, topology and /hea
         const d = await health.details();
         expect(Date.now() - started).toBeLessThan(3000);
         // Redis did not answer: not reachable for the status; its component could not tell why (unknown), so it counts once, as 'redis'.
-        expect(d).toMatchObject({ status: 'degraded', redis: { configured: true, reachable: false }, components: { redis: { status: 'unknown' }, postfix: { status: 'up' }, database: { status: 'up' } } });
+        // Postfix is not asserted here: within 800 ms on a loaded machine `postfix status` may not answer (unknown, which degrades nothing).
+        expect(d).toMatchObject({ status: 'degraded', redis: { configured: true, reachable: false }, components: { redis: { status: 'unknown' }, database: { status: 'up' } } });
         expect(d.degraded_by).toEqual(['redis']);
       } finally {
         for (const sock of sockets) sock.destroy();
