@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,11 +30,28 @@ export type CliOptions = {
   wrap?: readonly string[];
 };
 
+/** $1 the checkout, $2 the mount point; the rest is the command, run with the checkout bound there. */
+const BIND_AND_EXEC = 'set -e; src=$1; at=$2; shift 2; mount --make-rprivate /; mount --bind "$src" "$at"; exec "$@"';
+let mountPoint: string | undefined;
+
+/**
+ * The argv that runs `node dist/bundle/mailsvc.js <args>` under `wrap` (setpriv to another user): in a private
+ * mount namespace where the checkout is bind-mounted at a 0755 temp directory, so the other user reaches the
+ * bundle wherever the checkout is (a clone under /root, 0700, made node answer "Cannot find module"). Root only.
+ */
+export function wrappedCli(wrap: readonly string[], args: readonly string[]): string[] {
+  if (mountPoint === undefined) {
+    mountPoint = mkdtempSync(join(tmpdir(), 'mailsvc-checkout-'));
+    chmodSync(mountPoint, 0o755);
+  }
+  return ['unshare', '-m', 'sh', '-c', BIND_AND_EXEC, 'sh', REPO_ROOT, mountPoint, ...wrap, process.execPath, join(mountPoint, 'dist/bundle/mailsvc.js'), ...args];
+}
+
 /** Runs `node dist/bundle/mailsvc.js <args>` in a clean environment and collects its output. */
 export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const [file = process.execPath, ...pre] = opts.wrap ? [...opts.wrap, process.execPath] : [];
-    const child = spawn(file, [...pre, CLI_BIN, ...args], {
+    const [file, ...argv] = opts.wrap ? wrappedCli(opts.wrap, args) : [process.execPath, CLI_BIN, ...args];
+    const child = spawn(file as string, argv, {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],

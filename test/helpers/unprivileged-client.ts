@@ -1,9 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { CLI_BIN, REPO_ROOT } from './cli.js';
+import { REPO_ROOT, wrappedCli } from './cli.js';
 
 /**
  * A client of the helper's socket that runs as an unprivileged user (`nobody`,
@@ -80,38 +77,12 @@ export function askAsNobody(socket: string, lines: string[], opts: { timeoutMs?:
   return { child, done };
 }
 
-/**
- * The installed command run as nobody: `node <checkout>/dist/bundle/mailsvc.js args…`. A checkout nobody
- * cannot reach (a clone under /root, 0700) would make node answer "Cannot find module": then the command
- * runs in a private mount namespace where the checkout is bind-mounted at a directory nobody may enter
- * (a temp directory made 0755 for it), so the test still runs the real bundle as an unprivileged user.
- */
+/** The installed command run as nobody (`node <checkout>/dist/bundle/mailsvc.js args…`), from any checkout (wrappedCli). */
 export function runCliAsNobody(
   args: string[],
   opts: { env: Record<string, string>; timeoutMs?: number },
 ): { status: number | null; stdout: string; stderr: string; error?: Error } {
-  const setpriv = [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'];
-  const reach = spawnSync('setpriv', [...setpriv, 'test', '-r', CLI_BIN], { stdio: 'ignore', timeout: 30_000 });
-  const run = reach.status === 0 ? ['setpriv', ...setpriv, process.execPath, CLI_BIN, ...args] : ['unshare', '-m', 'sh', '-c', BIND_AND_RUN, 'sh', REPO_ROOT, reachableMountPoint(), ...setpriv, process.execPath, ...args];
-  const r = spawnSync(run[0] as string, run.slice(1), { cwd: reach.status === 0 ? REPO_ROOT : '/', env: opts.env, encoding: 'utf8', timeout: opts.timeoutMs ?? 90_000 });
+  const [file, ...argv] = wrappedCli(['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'], args);
+  const r = spawnSync(file as string, argv, { cwd: REPO_ROOT, env: opts.env, encoding: 'utf8', timeout: opts.timeoutMs ?? 90_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, ...(r.error ? { error: r.error } : {}) };
-}
-
-/** $1 the checkout, $2 where nobody reaches it; the rest: setpriv's options, node, the command's arguments. */
-const BIND_AND_RUN = `set -e
-src=$1; at=$2; shift 2
-mount --make-rprivate /
-mount --bind "$src" "$at"
-cd "$at"
-# setpriv options come first (three of them), then node; the bundle's path goes after node.
-a=$1 b=$2 c=$3 node=$4; shift 4
-exec setpriv "$a" "$b" "$c" "$node" "$at/dist/bundle/mailsvc.js" "$@"`;
-
-let mountPoint: string | undefined;
-function reachableMountPoint(): string {
-  if (mountPoint === undefined) {
-    mountPoint = mkdtempSync(join(tmpdir(), 'mailsvc-checkout-'));
-    chmodSync(mountPoint, 0o755);
-  }
-  return mountPoint;
 }
