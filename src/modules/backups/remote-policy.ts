@@ -1,3 +1,4 @@
+import { remoteEnv } from '../../adapters/rclone/index.js';
 import { AppError } from '../../shared/errors.js';
 
 /**
@@ -35,7 +36,7 @@ const MAX_PEM = 16_384;
 const PEM = /^-----BEGIN [A-Z0-9 ]{1,40}-----\r?\n[A-Za-z0-9+/=:,\- \r\n]{1,16000}-----END [A-Z0-9 ]{1,40}-----\r?\n?$/;
 
 /** The environment name rclone reads one option of a remote from. */
-export const envName = (remote: string, option: string): string => `RCLONE_CONFIG_${remote.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}_${option.toUpperCase()}`;
+export const envName = (remote: string, option: string): string => Object.keys(remoteEnv(remote, { [option]: '' }))[0] as string;
 
 /** A remote name stored secrets may belong to: letters, digits, underscores; never the crypt layer's. */
 export function remoteNameProblem(remote: string): string | null {
