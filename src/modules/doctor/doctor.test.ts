@@ -11,16 +11,28 @@ const srs = timerSpecs({ enableSrs: false, enableDeliverability: false, enableAu
 const show = (text: string) => parseUnitProperties(text);
 
 describe('the timers, judged from systemctl show', () => {
-  it('enabled with a successful last run: ok; failed last run: fail with journalctl; not enabled: warn with systemctl enable', () => {
-    const timer = show('LoadState=loaded\nUnitFileState=enabled\nActiveState=active\nLastTriggerUSec=Thu 2026-11-26 02:30:00 UTC\n');
-    expect(judgeTimer(backup, timer, show('Result=success\nActiveState=inactive\nExecMainStatus=0\n'))).toMatchObject({ status: 'ok', detail: 'enabled; last run Thu 2026-11-26 02:30:00 UTC: success' });
-    expect(judgeTimer(backup, timer, show('Result=exit-code\nActiveState=failed\nExecMainStatus=1\n'))).toEqual({
-      status: 'fail', detail: 'enabled; the last run (Thu 2026-11-26 02:30:00 UTC) ended with exit-code, exit status 1', fix: 'read journalctl -u mailsvc-backup.service, fix the cause, then systemctl start mailsvc-backup.service',
+  const timer = show('LoadState=loaded\nUnitFileState=enabled\nActiveState=active\nLastTriggerUSec=Thu 2026-11-26 02:30:00 UTC\nNextElapseUSecRealtime=Fri 2026-11-27 02:30:00 UTC\n');
+  it('a run that ended: ok with its end and when the next is due; failed: fail with journalctl; not enabled: warn with systemctl enable', () => {
+    expect(judgeTimer(backup, timer, show('Result=success\nActiveState=inactive\nExecMainStatus=0\nExecMainExitTimestamp=Thu 2026-11-26 02:31:10 UTC\n'))).toEqual({
+      status: 'ok', detail: 'enabled; the last run ended Thu 2026-11-26 02:31:10 UTC: success; next run due Fri 2026-11-27 02:30:00 UTC', fix: null,
+    });
+    expect(judgeTimer(backup, timer, show('Result=exit-code\nActiveState=failed\nExecMainStatus=1\nExecMainExitTimestamp=Thu 2026-11-26 02:31:10 UTC\n'))).toEqual({
+      status: 'fail', detail: 'enabled; the last run (ended Thu 2026-11-26 02:31:10 UTC) ended with exit-code, exit status 1', fix: 'read journalctl -u mailsvc-backup.service, fix the cause, then systemctl start mailsvc-backup.service',
     });
     expect(judgeTimer(backup, show('LoadState=loaded\nUnitFileState=disabled\nActiveState=inactive\n'), {})).toMatchObject({ status: 'warn', fix: 'systemctl enable --now mailsvc-backup.timer' });
     expect(judgeTimer(backup, show('LoadState=not-found\n'), {})).toMatchObject({ status: 'warn', fix: expect.stringMatching(/mailsvc install/) });
     expect(judgeTimer(srs, show('LoadState=not-found\n'), {})).toMatchObject({ status: 'ok', detail: 'not installed (MAILSVC_ENABLE_SRS is off)' });
-    expect(judgeTimer(backup, show('LoadState=loaded\nUnitFileState=enabled\nActiveState=active\nLastTriggerUSec=n/a\n'), {})).toMatchObject({ status: 'ok', detail: 'enabled; not run yet' });
+  });
+
+  it('never ran: says so and when it is due, never "success" (systemd\'s default Result of a service that has not run)', () => {
+    const fresh = show('LoadState=loaded\nUnitFileState=enabled\nActiveState=active\nLastTriggerUSec=n/a\nNextElapseUSecRealtime=Fri 2026-11-27 02:30:00 UTC\n');
+    const neverRan = show('Result=success\nActiveState=inactive\nExecMainStatus=0\nExecMainStartTimestamp=\nExecMainExitTimestamp=\n');
+    expect(judgeTimer(backup, fresh, neverRan)).toEqual({ status: 'ok', detail: 'enabled; never ran yet; next run due Fri 2026-11-27 02:30:00 UTC', fix: null });
+    // A persistent timer remembers its last trigger across a reboot; the service's result does not survive it.
+    const afterReboot = judgeTimer(backup, timer, neverRan);
+    expect(afterReboot).toMatchObject({ status: 'unknown', detail: expect.stringMatching(/^enabled; last triggered Thu 2026-11-26 02:30:00 UTC, but no run has ended since systemd started .*next run due Fri/) });
+    expect(afterReboot.detail).not.toMatch(/success/);
+    expect(judgeTimer(backup, timer, show('Result=success\nActiveState=activating\nExecMainStartTimestamp=Thu 2026-11-26 02:30:05 UTC\n'))).toMatchObject({ status: 'ok', detail: 'enabled; running now (started Thu 2026-11-26 02:30:05 UTC)' });
   });
 });
 

@@ -15,12 +15,19 @@ export const timerSpecs = (s: { enableSrs: boolean; enableDeliverability: boolea
   { id: 'timer.auto-update', name: 'auto-update timer', unit: 'mailsvc-auto-update', wanted: s.enableAutoUpdates, switch: 'MAILSVC_ENABLE_AUTO_UPDATES' },
 ];
 
-export const TIMER_PROPS = ['LoadState', 'UnitFileState', 'ActiveState', 'LastTriggerUSec'] as const;
-export const SERVICE_PROPS = ['Result', 'ActiveState', 'ExecMainStatus'] as const;
+export const TIMER_PROPS = ['LoadState', 'UnitFileState', 'ActiveState', 'LastTriggerUSec', 'NextElapseUSecRealtime'] as const;
+export const SERVICE_PROPS = ['Result', 'ActiveState', 'ExecMainStatus', 'ExecMainStartTimestamp', 'ExecMainExitTimestamp'] as const;
 
-const noDate = (v: string | undefined): boolean => v === undefined || v === '' || v === 'n/a' || v === '0';
+/** A time as systemctl show prints it, or null for "never" (empty, n/a, 0). */
+const dateOf = (v: string | undefined): string | null => (v === undefined || v === '' || v === 'n/a' || v === '0' ? null : v);
 
-/** A timer and its service as `systemctl show` gives them, judged. */
+/**
+ * A timer and its service as `systemctl show` gives them, judged. What a
+ * run came to is read from the service's own exit time and result, never
+ * from the timer alone: a service that never ran (or not since the last
+ * boot, which a persistent timer's LastTriggerUSec outlives) still shows
+ * systemd's default Result=success, which says nothing.
+ */
 export function judgeTimer(t: TimerSpec, timer: Record<string, string>, service: Record<string, string>): Finding {
   const enable = `systemctl enable --now ${t.unit}.timer`;
   if (timer.LoadState === 'not-found') {
@@ -34,13 +41,29 @@ export function judgeTimer(t: TimerSpec, timer: Record<string, string>, service:
       ? { status: 'warn', detail: `${t.unit}.timer is ${timer.UnitFileState ?? 'not enabled'} and ${timer.ActiveState ?? 'inactive'}`, fix: enable }
       : { status: 'ok', detail: `not enabled (${t.switch ?? 'its switch'} is off)`, fix: null };
   }
-  const last = timer.LastTriggerUSec;
-  if (noDate(last)) return { status: 'ok', detail: 'enabled; not run yet', fix: null };
+  const next = dateOf(timer.NextElapseUSecRealtime);
+  const due = next ? `; next run due ${next}` : '';
+  const triggered = dateOf(timer.LastTriggerUSec);
+  const ended = dateOf(service.ExecMainExitTimestamp);
   const result = service.Result ?? 'unknown';
-  if (result !== 'success' || service.ActiveState === 'failed') {
-    return { status: 'fail', detail: `enabled; the last run (${last ?? ''}) ended with ${result}${service.ExecMainStatus && service.ExecMainStatus !== '0' ? `, exit status ${service.ExecMainStatus}` : ''}`, fix: `read journalctl -u ${t.unit}.service, fix the cause, then systemctl start ${t.unit}.service` };
+  const journal = `read journalctl -u ${t.unit}.service, fix the cause, then systemctl start ${t.unit}.service`;
+  if (service.ActiveState === 'activating' || service.ActiveState === 'active') {
+    const started = dateOf(service.ExecMainStartTimestamp);
+    return { status: 'ok', detail: `enabled; running now${started ? ` (started ${started})` : ''}`, fix: null };
   }
-  return { status: 'ok', detail: `enabled; last run ${last ?? ''}: success`, fix: null };
+  if (result !== 'success' || service.ActiveState === 'failed') {
+    const status = service.ExecMainStatus && service.ExecMainStatus !== '0' ? `, exit status ${service.ExecMainStatus}` : '';
+    return { status: 'fail', detail: `enabled; the last run${ended ? ` (ended ${ended})` : ''} ended with ${result}${status}`, fix: journal };
+  }
+  if (!ended) {
+    if (!triggered) return { status: 'ok', detail: `enabled; never ran yet${due}`, fix: null };
+    return {
+      status: 'unknown',
+      detail: `enabled; last triggered ${triggered}, but no run has ended since systemd started (a result is not kept across a reboot)${due}`,
+      fix: `wait for the next run, or run it now: systemctl start ${t.unit}.service`,
+    };
+  }
+  return { status: 'ok', detail: `enabled; the last run ended ${ended}: success${due}`, fix: null };
 }
 
 /** One timer through systemctl; `unknown` with the reason where systemd does not run. */
