@@ -3,7 +3,7 @@ import type { HelperEndpoint } from '../../config/helper-settings.js';
 import type { HelperClient } from '../../adapters/helper-client.js';
 import { HelperError } from '../../adapters/helper-client.js';
 import type { Component } from '../report/index.js';
-import { NOT_INSTALLED } from '../report/index.js';
+import { NFTABLES_NOT_NEEDED, NOT_INSTALLED } from '../report/index.js';
 import type { DoctorCheck } from './schema.js';
 import type { Finding } from './run.js';
 
@@ -24,6 +24,8 @@ const START: Record<string, string> = {
   database: 'start the database server, or correct MAILSVC_DATABASE_URL',
   redis: 'start Redis (systemctl start redis-server), or correct MAILSVC_REDIS_URL',
   rspamd: 'start Rspamd (systemctl start rspamd), or correct MAILSVC_RSPAMD_CONTROLLER_URL',
+  // A oneshot unit that loads the ruleset at boot: started but not enabled, it is gone after the next reboot.
+  nftables: 'systemctl enable --now nftables (mailsvc\'s firewall is on: the unit must load at boot); if it fails, read journalctl -u nftables',
 };
 
 /**
@@ -40,6 +42,7 @@ export function daemonLine(d: (typeof DAEMONS)[number], c: Component | undefined
     return { ...base, status: 'fail', detail: c.detail ?? 'down', fix: start };
   }
   if (d.id === 'redis' && c.detail?.startsWith('not configured')) return { ...base, status: 'ok', detail: `${c.detail}: one API instance needs none`, fix: null };
+  if (d.id === 'nftables' && c.detail === NFTABLES_NOT_NEEDED) return { ...base, status: 'ok', detail: `${c.detail}; before switching it on: systemctl enable --now nftables`, fix: null };
   if (c.detail === NOT_INSTALLED) return { ...base, status: 'unknown', detail: NOT_INSTALLED, fix: `install ${d.pkg ?? d.id} if this host should run it` };
   return { ...base, status: 'unknown', detail: c.detail ?? 'could not tell', fix: d.unit ? `look at it by hand: systemctl status ${d.unit}` : null };
 }

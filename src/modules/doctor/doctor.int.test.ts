@@ -104,6 +104,37 @@ describe('mailsvc doctor on this machine', () => {
     expect(hidden.checks.filter((c) => c.id === 'daemon.nginx')).toEqual([{ id: 'daemon.nginx', name: 'nginx', status: 'unknown', detail: 'not installed here', fix: 'install nginx if this host should run it' }]);
   }, 120_000);
 
+  it('nftables not running: ok while mailsvc\'s firewall is off (never applied), fail with "systemctl enable --now nftables" once it is on', async () => {
+    const real = findProgram('systemctl');
+    if (!real) return skipNotice('nftables not running', 'no systemctl here');
+    if (findProgram('dpkg-query') === null || execFileSync('dpkg-query', ['-W', '-f=${Status}', 'nftables'], { encoding: 'utf8' }).trim() !== 'install ok installed') {
+      return skipNotice('nftables not running', 'the nftables package is not installed here');
+    }
+    // systemd does not run here: systemctl answers for nftables.service as on a host where it is installed but not started (exit 3).
+    const bin = join(dir, 'nft-inactive-bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'systemctl'), `#!/bin/sh\nif [ "$1" = is-active ] && [ "$2" = nftables ]; then echo inactive; exit 3; fi\nexec ${real} "$@"\n`, { mode: 0o755 });
+    const path = { PATH: `${bin}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` };
+    const off = line((await doctor(path)).report, 'daemon.nftables');
+    expect(off).toEqual({ id: 'daemon.nftables', name: 'nftables', status: 'ok', detail: "not running; not needed while mailsvc's firewall is off (firewall-enabled no); before switching it on: systemctl enable --now nftables", fix: null });
+    // /health/details and topology read the same component: unknown (not needed), never down, so the host is not degraded by it.
+    const topo = await runCli(['topology', 'show', '--json'], { env: env(path), timeoutMs: 60_000 });
+    const comp = (JSON.parse(topo.stdout) as { components: Array<{ name: string; status: string; detail: string | null }> }).components.find((c) => c.name === 'nftables');
+    expect(comp).toMatchObject({ status: 'unknown', detail: "not running; not needed while mailsvc's firewall is off (firewall-enabled no)" });
+    // The firewall switched on (stored as the service stores it; applying it would touch this machine's ruleset).
+    const { default: Database } = await import('better-sqlite3');
+    const sqlite = new Database(join(dir, 'mailsvc.db'));
+    sqlite.prepare('INSERT INTO firewall_settings (id, enabled, rules_json, updated_at) VALUES (1, ?, ?, ?)').run('yes', '[]', Date.now());
+    try {
+      const on = line((await doctor(path)).report, 'daemon.nftables');
+      expect(on).toMatchObject({ status: 'fail', detail: 'not running (systemd: inactive)', fix: expect.stringMatching(/^systemctl enable --now nftables /) });
+      expect(on?.fix).not.toMatch(/systemctl start/);
+    } finally {
+      sqlite.prepare('DELETE FROM firewall_settings').run();
+      sqlite.close();
+    }
+  }, 180_000);
+
   it('disk space: a missing mail storage is fail; a file system over MAILSVC_REPORT_DISK_PERCENT is warn', async () => {
     const { report: r } = await doctor({ MAILSVC_MAIL_STORAGE: join(dir, 'nowhere'), MAILSVC_REPORT_DISK_PERCENT: '1' });
     expect(line(r, 'disk.mail-storage')).toMatchObject({ status: 'fail', detail: `${join(dir, 'nowhere')} does not exist`, fix: expect.stringMatching(/MAILSVC_MAIL_STORAGE/) });

@@ -20,7 +20,7 @@ export const HealthDetailsSchema = Type.Object(
     components: Type.Record(
       Type.String(),
       Type.Object({ status: Type.Union([Type.Literal('up'), Type.Literal('down'), Type.Literal('unknown')]), detail: Type.Union([Type.String(), Type.Null()]) }),
-      { description: 'Each component (database, redis, postfix, dovecot, rspamd, fail2ban, nftables, postsrsd) by its own probe; unknown: could not tell (no answer in time, not installed, no systemd)' },
+      { description: "Each component (database, redis, postfix, dovecot, rspamd, fail2ban, nftables, postsrsd) by its own probe; unknown: could not tell (no answer in time, not installed, no systemd), or not needed (nftables.service not running while mailsvc's firewall is off)" },
     ),
     backups: Type.Object(
       {

@@ -23,6 +23,12 @@ export type ComponentDeps = {
   helper: HelperClient;
   rspamdController: string;
   timeoutMs: number;
+  /**
+   * Whether mailsvc's firewall is switched on (the firewall module's
+   * firewall-enabled); rejects when that cannot be read. nftables.service
+   * only matters when it is: otherwise nothing of mailsvc needs it.
+   */
+  firewallEnabled?: () => Promise<boolean>;
 };
 
 /** Debian package and systemd unit of each daemon mailsvc manages. */
@@ -35,6 +41,13 @@ const DAEMONS = [
 
 /** What topology, the report and doctor say of a daemon whose package is not there (one wording for one state). */
 export const NOT_INSTALLED = 'not installed here';
+
+/**
+ * nftables.service not running while mailsvc's firewall is off (never
+ * switched on, or switched off): not a failure, since nothing of mailsvc
+ * needs it then (fail2ban's tables are loaded by fail2ban itself).
+ */
+export const NFTABLES_NOT_NEEDED = "not running; not needed while mailsvc's firewall is off (firewall-enabled no)";
 
 const pkgVersion = (pkg: string, ms: number) => programVersion('dpkg-query', ['-W', '-f=${Version}\n', pkg], /^(\S+)$/m, ms);
 
@@ -117,8 +130,15 @@ export async function probeComponents(d: ComponentDeps): Promise<Component[]> {
     }
   }).then((p) => ({ name: 'rspamd', address: addressOf(d.rspamdController), version: null, ...p }));
 
-  const daemons = DAEMONS.map((x) => probeDaemon(x, ms));
+  const daemons = DAEMONS.map((x) => (x.name === 'nftables' ? probeDaemon(x, ms).then((c) => nftablesNeeded(c, d.firewallEnabled)) : probeDaemon(x, ms)));
   return Promise.all([database, redis, postfix, rspamd, ...daemons]);
+}
+
+/** nftables down while mailsvc's firewall is off is `unknown` (not needed), never `down`; when the firewall state cannot be read it stays down. */
+async function nftablesNeeded(c: Component, firewallEnabled: (() => Promise<boolean>) | undefined): Promise<Component> {
+  if (c.status !== 'down' || !firewallEnabled) return c;
+  const on = await firewallEnabled().catch(() => null);
+  return on === false ? { ...c, status: 'unknown', detail: NFTABLES_NOT_NEEDED } : c;
 }
 
 export { rspamdStat };
