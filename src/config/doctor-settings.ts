@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
+import { parseDovecotListeners, parseMasterCf } from '../adapters/mail-services.js';
+import type { MailService, MailServiceFiles } from '../adapters/mail-services.js';
 import { SettingsError } from './settings-error.js';
 
 /** How `mailsvc doctor` reaches what it checks: a TLS port by what it speaks. */
@@ -9,7 +12,32 @@ export type TlsPort = { kind: TlsKind; port: number };
 /** The kinds that start in plain text and switch with STARTTLS (SMTP, IMAP, POP3's STLS); the others speak TLS at once. */
 export const STARTTLS_KINDS: readonly TlsKind[] = ['smtp', 'submission', 'imap', 'pop3'];
 const KINDS: readonly TlsKind[] = ['smtp', 'submission', 'smtps', 'imap', 'imaps', 'pop3', 'pop3s', 'https'];
-export const DEFAULT_TLS_PORTS = 'smtp:25,submission:587,smtps:465,imaps:993,pop3s:995,https:443';
+/** The ports read when MAILSVC_DOCTOR_TLS_PORTS is unset and the listener files cannot be read: mailsvc's own deploy/ files (no POP3). */
+export const DEFAULT_TLS_PORTS = 'smtp:25,submission:587,smtps:465,imaps:993,https:443';
+
+const KIND_OF: Record<MailService['protocol'], Record<MailService['security'], TlsKind>> = {
+  submission: { tls: 'smtps', starttls: 'submission' },
+  imap: { tls: 'imaps', starttls: 'imap' },
+  pop3: { tls: 'pop3s', starttls: 'pop3' },
+};
+
+/**
+ * The ports the installed daemons offer, as the autoconfiguration answers
+ * name them (the same files, MAILSVC_POSTFIX_MASTER_CF and
+ * MAILSVC_DOVECOT_LISTENERS_CONF): smtp:25, each submission service, each
+ * IMAP and POP3 listener that is not `port = 0`, and https:443. Null when a
+ * file cannot be read or parsed.
+ */
+export function listenerTlsPorts(files: MailServiceFiles): TlsPort[] | null {
+  try {
+    const submission = parseMasterCf(readFileSync(files.postfixMasterCf, 'utf8'));
+    const { imap, pop3 } = parseDovecotListeners(readFileSync(files.dovecotListeners, 'utf8'));
+    const offered = [...submission, ...imap, ...pop3].map((m): TlsPort => ({ kind: KIND_OF[m.protocol][m.security], port: m.port }));
+    return [{ kind: 'smtp', port: 25 }, ...offered, { kind: 'https', port: 443 }];
+  } catch {
+    return null;
+  }
+}
 
 export type DoctorSettings = Readonly<{
   /** MAILSVC_DOCTOR_TIMEOUT_MS: each check's own time limit. */
@@ -18,7 +46,11 @@ export type DoctorSettings = Readonly<{
   tlsHost: string;
   /** MAILSVC_DOCTOR_TLS_NAME: the name asked for (SNI) and checked against the certificate (default: this host's name). */
   tlsName: string;
-  /** MAILSVC_DOCTOR_TLS_PORTS: `<kind>:<port>` items, or `off`: the ports the doctor, `mailsvc tls check` and a deploy's proof read (docs/tls.md). */
+  /**
+   * MAILSVC_DOCTOR_TLS_PORTS: `<kind>:<port>` items, or `off`: the ports the
+   * doctor, `mailsvc tls check` and a deploy's proof read (docs/tls.md).
+   * Unset: the ports the daemons' listener files offer (`listenerTlsPorts`).
+   */
   tlsPorts: readonly TlsPort[];
   /** MAILSVC_TLS_SETTLE_MS: how long a deploy's proof reads a port that still serves the old certificate before it counts as stale (docs/tls.md). */
   tlsSettleMs: number;
@@ -40,7 +72,8 @@ export function parseTlsPorts(raw: string): TlsPort[] {
   });
 }
 
-export function loadDoctorSettings(src: Source): DoctorSettings {
+/** `listeners`: the files the default ports are read from (the autoconfiguration's); without them, DEFAULT_TLS_PORTS. */
+export function loadDoctorSettings(src: Source, listeners?: MailServiceFiles): DoctorSettings {
   const ms = val(src, 'MAILSVC_DOCTOR_TIMEOUT_MS') ?? '5000';
   const timeoutMs = /^\d+$/.test(ms) ? Number(ms) : NaN;
   if (!(timeoutMs >= 100 && timeoutMs <= 120_000)) throw new SettingsError('MAILSVC_DOCTOR_TIMEOUT_MS', `must be a whole number from 100 to 120000, got "${ms.slice(0, 40)}"`);
@@ -51,5 +84,7 @@ export function loadDoctorSettings(src: Source): DoctorSettings {
   const settle = val(src, 'MAILSVC_TLS_SETTLE_MS') ?? '5000';
   const tlsSettleMs = /^\d+$/.test(settle) ? Number(settle) : NaN;
   if (!(tlsSettleMs >= 500 && tlsSettleMs <= 120_000)) throw new SettingsError('MAILSVC_TLS_SETTLE_MS', `must be a whole number from 500 to 120000, got "${settle.slice(0, 40)}"`);
-  return Object.freeze({ timeoutMs, tlsHost: host, tlsName: name, tlsPorts: parseTlsPorts(val(src, 'MAILSVC_DOCTOR_TLS_PORTS') ?? DEFAULT_TLS_PORTS), tlsSettleMs });
+  const given = val(src, 'MAILSVC_DOCTOR_TLS_PORTS');
+  const tlsPorts = given !== undefined ? parseTlsPorts(given) : ((listeners && listenerTlsPorts(listeners)) ?? parseTlsPorts(DEFAULT_TLS_PORTS));
+  return Object.freeze({ timeoutMs, tlsHost: host, tlsName: name, tlsPorts, tlsSettleMs });
 }

@@ -194,6 +194,8 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
   if (!/^(sqlite|postgres|postgresql|mysql|mariadb):\/\//.test(databaseUrl)) {
     throw new SettingsError('MAILSVC_DATABASE_URL', 'must start with sqlite://, postgres:// or mysql://');
   }
+  // The doctor's default TLS ports are read from the files the autoconfiguration answers from.
+  const autoconfig = loadAutoconfigSettings(src, layout.root);
   const redisUrl = str(src, 'MAILSVC_REDIS_URL');
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
     throw new SettingsError('MAILSVC_REDIS_URL', 'must start with redis:// or rediss://');
@@ -277,8 +279,8 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
     updates: loadUpdateSettings(src, layout.root, (k, d) => bool(src, k, d), (k, d, lo, hi) => int(src, k, d, lo, hi)),
     stats: loadStatsSettings(src),
-    doctor: loadDoctorSettings(src),
-    autoconfig: loadAutoconfigSettings(src, layout.root),
+    doctor: loadDoctorSettings(src, autoconfig),
+    autoconfig,
     webauthn: loadWebauthnSettings(src),
   });
 }
