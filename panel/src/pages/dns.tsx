@@ -7,13 +7,13 @@ type DnsRecord = { name: string; type: string; ttl: number; value: string | null
 type Plan = { domain: string; mail_host: string; public_ip: string | null; records: DnsRecord[]; zone: string };
 type DkimKey = { selector: string; algorithm: string; bits: number; state: string; record_name: string; created_at: string; activated_at: string | null };
 type DkimResult = { domain: string; keys: DkimKey[]; signing: { status: string; detail: string; reloaded: boolean }; rotation?: { step: string; new_selector: string; waiting: string | null; wait_until: string | null } };
-type Check = { id: string; name: string; status: 'pass' | 'fail' | 'unknown'; detail: string; fix: string | null };
-export type Report = { id: string; domain: string; mail_host: string; checked_at: string; ok: boolean; counts: { pass: number; fail: number; unknown: number }; checks: Check[]; changes: { name: string; from: string | null; to: string }[] };
+type Check = { id: string; name: string; status: 'pass' | 'warn' | 'fail' | 'unknown'; detail: string; fix: string | null };
+export type Report = { id: string; domain: string; mail_host: string; checked_at: string; ok: boolean; counts: { pass: number; warn: number; fail: number; unknown: number }; checks: Check[]; changes: { name: string; from: string | null; to: string }[] };
 type Sync = { zone_id: string; api_token_set: boolean; enabled: boolean; last_sync_at: string | null };
 type SyncChange = { action: string; name: string; type: string; content: string; previous: string | null; reason: string };
 type SyncResult = { dry_run: boolean; changes: SyncChange[]; changed: number; verified: boolean };
 
-export const STATUS_TEXT = { pass: 'pass', fail: 'fail', unknown: 'could not determine' } as const;
+export const STATUS_TEXT = { pass: 'pass', warn: 'recommended', fail: 'fail', unknown: 'could not determine' } as const;
 
 const param = (name: string): string => new URLSearchParams(location.hash.split('?')[1] ?? '').get(name) ?? '';
 const enc = encodeURIComponent;
@@ -164,7 +164,7 @@ function Deliverability({ domain, mailHost, publicIp, onError }: { domain: strin
       {r && (
         <>
           <p data-testid="deliverability-summary" class={r.ok ? 'ok' : 'error'}>
-            Last report {when(r.checked_at)} (mail host {r.mail_host}): {r.counts.pass} passed, {r.counts.fail} failed, {r.counts.unknown} could not be determined.
+            Last report {when(r.checked_at)} (mail host {r.mail_host}): {r.counts.pass} passed, {r.counts.warn} recommended, {r.counts.fail} failed, {r.counts.unknown} could not be determined.
           </p>
           <div class="table-wrap" tabIndex={0} role="region" aria-label="Deliverability checks (scrolls sideways on small screens)">
             <table data-testid="deliverability-checks">

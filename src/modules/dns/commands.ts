@@ -35,12 +35,12 @@ const readStdin = async (): Promise<string> => {
   return text;
 };
 
-const MARK = { pass: 'PASS', fail: 'FAIL', unknown: ' ?  ' } as const;
+const MARK = { pass: 'PASS', warn: 'WARN', fail: 'FAIL', unknown: ' ?  ' } as const;
 const reportLines = (r: DeliverabilityReport): string =>
   [
     `Deliverability of ${r.domain} (mail host ${r.mail_host}${r.public_ip ? `, ${r.public_ip}` : ''})`,
     ...r.checks.flatMap((c) => [`  ${MARK[c.status]}  ${c.name}: ${c.detail}`, ...(c.fix && c.status !== 'pass' ? [`        fix: ${c.fix}`] : [])]),
-    `${r.counts.pass} passed, ${r.counts.fail} failed, ${r.counts.unknown} could not be determined (${r.dns_queries} DNS queries, ${r.milliseconds} ms).`,
+    `${r.counts.pass} passed, ${r.counts.warn} recommended, ${r.counts.fail} failed, ${r.counts.unknown} could not be determined (${r.dns_queries} DNS queries, ${r.milliseconds} ms).`,
     ...(r.changes.length ? ['Changed since the previous report:', ...r.changes.map((c) => `  ${c.name}: ${c.from ?? 'new'} -> ${c.to}`)] : []),
     ...(r.files.length ? [`Saved: ${r.files.join(', ')}`] : []),
   ].join('\n');

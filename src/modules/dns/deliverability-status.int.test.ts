@@ -9,10 +9,12 @@ import type { DeliverabilityReport } from './schema.js';
 /** GET /dns/deliverability on every dialect: the newest saved report of each existing domain, in brief. */
 
 const T0 = Date.UTC(2026, 10, 1);
-const report = (domain: string, at: number, statuses: Array<'pass' | 'fail' | 'unknown'>): DeliverabilityReport => {
+/** A report as saved before checks could warn (no `warn` count), or, with a `warn` status, as saved now. */
+type Saved = Omit<DeliverabilityReport, 'counts'> & { counts: { pass: number; warn?: number; fail: number; unknown: number } };
+const report = (domain: string, at: number, statuses: Array<'pass' | 'warn' | 'fail' | 'unknown'>): Saved => {
   const checks = statuses.map((status, i) => ({ id: `c${i}`, name: `Check ${i}`, status, detail: status, fix: status === 'pass' ? null : 'fix it' }));
-  const counts = { pass: 0, fail: 0, unknown: 0 };
-  for (const c of checks) counts[c.status] += 1;
+  const counts: Saved['counts'] = { pass: 0, fail: 0, unknown: 0 };
+  for (const c of checks) counts[c.status] = (counts[c.status] ?? 0) + 1;
   return { id: `${domain}-${at}`, domain, mail_host: `mail.${domain}`, public_ip: null, checked_at: new Date(at).toISOString(), ok: counts.fail === 0, counts, checks, dns_queries: 3, authoritative: [], milliseconds: 5, changes: [], files: [] };
 };
 
@@ -27,11 +29,12 @@ for (const dialect of DIALECTS) {
       if (!available) return;
       db = await createTestDatabase(dialect);
       t = await startTestApp(db.url, { MAILSVC_MFA_REQUIRED: 'no' });
-      for (const name of ['a.example', 'b.example', 'c.example']) expect((await call(t, 'POST', '/domains', t.basic(), { name })).status).toBe(201);
+      for (const name of ['a.example', 'b.example', 'c.example', 'd.example']) expect((await call(t, 'POST', '/domains', t.basic(), { name })).status).toBe(201);
       const rows = [
         report('a.example', T0, ['fail', 'pass']),
         report('a.example', T0 + 60_000, ['pass', 'pass', 'unknown']),
         report('b.example', T0 + 5_000, ['fail', 'fail', 'pass']),
+        report('c.example', T0 + 7_000, ['warn', 'pass']),
         // A domain that no longer exists: left out.
         report('gone.example', T0, ['pass']),
       ];
@@ -46,14 +49,16 @@ for (const dialect of DIALECTS) {
       const all = await get('/dns/deliverability');
       expect(all.status).toBe(200);
       expect(all.body).toEqual({
-        total: 2, limit: 50, offset: 0,
+        total: 3, limit: 50, offset: 0,
         items: [
-          { domain: 'a.example', report_id: `a.example-${T0 + 60_000}`, checked_at: new Date(T0 + 60_000).toISOString(), mail_host: 'mail.a.example', ok: true, counts: { pass: 2, fail: 0, unknown: 1 }, failed: [] },
-          { domain: 'b.example', report_id: `b.example-${T0 + 5_000}`, checked_at: new Date(T0 + 5_000).toISOString(), mail_host: 'mail.b.example', ok: false, counts: { pass: 1, fail: 2, unknown: 0 }, failed: ['Check 0', 'Check 1'] },
+          { domain: 'a.example', report_id: `a.example-${T0 + 60_000}`, checked_at: new Date(T0 + 60_000).toISOString(), mail_host: 'mail.a.example', ok: true, counts: { pass: 2, warn: 0, fail: 0, unknown: 1 }, failed: [] },
+          { domain: 'b.example', report_id: `b.example-${T0 + 5_000}`, checked_at: new Date(T0 + 5_000).toISOString(), mail_host: 'mail.b.example', ok: false, counts: { pass: 1, warn: 0, fail: 2, unknown: 0 }, failed: ['Check 0', 'Check 1'] },
+          // A warning (a recommendation) leaves the domain ok.
+          { domain: 'c.example', report_id: `c.example-${T0 + 7_000}`, checked_at: new Date(T0 + 7_000).toISOString(), mail_host: 'mail.c.example', ok: true, counts: { pass: 1, warn: 1, fail: 0, unknown: 0 }, failed: [] },
         ],
       });
       const second = await get('/dns/deliverability?limit=1&offset=1');
-      expect(second.body).toMatchObject({ total: 2, limit: 1, offset: 1, items: [{ domain: 'b.example' }] });
+      expect(second.body).toMatchObject({ total: 3, limit: 1, offset: 1, items: [{ domain: 'b.example' }] });
     });
 
     it.skipIf(!available)('a bad page is 400, an unknown parameter 422, no credentials 401', async () => {

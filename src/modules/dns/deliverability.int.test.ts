@@ -117,16 +117,39 @@ describe.skipIf(why !== null)('deliverability check and report against knot, an 
     }
   }, 60_000);
 
-  it('DANE in a zone that is not DNSSEC-signed: the TLSA record is checked, and DNSSEC fails saying DANE is inert', async () => {
+  it('DANE in a zone that is not DNSSEC-signed: DNSSEC and a missing or wrong TLSA record are recommendations (warn), never failures; the report stays ok', async () => {
     await m.domains.service.create(P);
     const host = `mail.${P}`;
     const name = `_25._tcp.${host}`;
     let r = await m.dns.deliverability.check(P, host);
-    expect(r.checks.find((x) => x.id === 'dane-tlsa')).toMatchObject({ status: 'fail', detail: `${name} has no TLSA record: senders cannot authenticate ${host} with DANE`, fix: expect.stringContaining(`3 1 1 ${spkiSha256(ca.cert)}`) });
-    expect(r.checks.find((x) => x.id === 'dnssec')).toMatchObject({ status: 'fail', detail: expect.stringMatching(/not DNSSEC-signed .*DANE is inert/) });
-    await knot.update(P, [`update add ${name}. 60 TLSA 3 1 1 ${spkiSha256(ca.key)}`]);
+    expect(r.checks.find((x) => x.id === 'dane-tlsa')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(new RegExp(`^${name.replace(/\./g, '\\.')} has no TLSA record: senders cannot authenticate .* \\(recommended, not required: the zone is not DNSSEC-signed`)),
+      fix: expect.stringContaining(`3 1 1 ${spkiSha256(ca.cert)}`),
+    });
+    expect(r.checks.find((x) => x.id === 'dnssec')).toMatchObject({ status: 'warn', detail: expect.stringMatching(/not DNSSEC-signed .*DANE is inert/) });
+    expect(r.counts.warn).toBe(2);
+    for (const id of ['dane-tlsa', 'dnssec']) expect(r.checks.find((x) => x.id === id)?.status, id).not.toBe('fail');
+    // A record that names another key: still a recommendation while the zone is unsigned.
+    await knot.update(P, [`update add ${name}. 60 TLSA 3 1 1 ${'cd'.repeat(32)}`]);
     r = await m.dns.deliverability.check(P, host);
-    expect(status(r)).toMatchObject({ 'dane-tlsa': 'pass', dnssec: 'fail' });
+    expect(r.checks.find((x) => x.id === 'dane-tlsa')).toMatchObject({ status: 'warn', detail: expect.stringMatching(/serves a key that none of 3 1 1 cdcd.* names/) });
+    await knot.update(P, [`update delete ${name}. TLSA`, `update add ${name}. 60 TLSA 3 1 1 ${spkiSha256(ca.key)}`]);
+    r = await m.dns.deliverability.check(P, host);
+    expect(status(r)).toMatchObject({ 'dane-tlsa': 'pass', dnssec: 'warn' });
+  }, 60_000);
+
+  it('DANE in a DNSSEC-signed zone: a missing TLSA record fails', async () => {
+    const name = `_25._tcp.${HOST}`;
+    const served = spkiSha256(ca.cert);
+    await knot.update(D, [`update delete ${name}. TLSA`]);
+    try {
+      const r = await m.dns.deliverability.check(D, HOST, IP);
+      expect(status(r).dnssec).toBe('pass');
+      expect(r.checks.find((x) => x.id === 'dane-tlsa')).toMatchObject({ status: 'fail', detail: `${name} has no TLSA record: senders cannot authenticate ${HOST} with DANE` });
+    } finally {
+      await knot.update(D, [`update add ${name}. 60 TLSA 3 1 1 ${served}`]);
+    }
   }, 60_000);
 
   it('says what to fix: a second SPF record, DMARC p=none, a DKIM record that is not the signing key', async () => {

@@ -12,6 +12,7 @@ import type { DkimService } from './dkim.service.js';
 import { parseIp } from './dns-plan.js';
 import { runChecks } from './deliverability/run-checks.js';
 import type { DeliverabilityReport } from './schema.js';
+import { savedReport } from './saved-report.js';
 
 export type DeliverabilityDeps = {
   db: Db;
@@ -26,14 +27,14 @@ export type DeliverabilityDeps = {
   ca?: readonly string[] | undefined;
 };
 
-const ICON = { pass: 'PASS', fail: 'FAIL', unknown: '????' } as const;
+const ICON = { pass: 'PASS', warn: 'WARN', fail: 'FAIL', unknown: '????' } as const;
 
 /** The readable form of a report (the CLI prints it; `report` saves it beside the JSON). */
 export function reportText(r: DeliverabilityReport): string {
   const lines = [
     `Deliverability of ${r.domain} (mail host ${r.mail_host}${r.public_ip ? `, ${r.public_ip}` : ''}) at ${r.checked_at}`,
     ...r.checks.flatMap((c) => [`  ${ICON[c.status]}  ${c.name}: ${c.detail}`, ...(c.fix && c.status !== 'pass' ? [`        fix: ${c.fix}`] : [])]),
-    `${r.counts.pass} passed, ${r.counts.fail} failed, ${r.counts.unknown} could not be determined; ${r.dns_queries} DNS queries in ${r.milliseconds} ms.`,
+    `${r.counts.pass} passed, ${r.counts.warn} recommended, ${r.counts.fail} failed, ${r.counts.unknown} could not be determined; ${r.dns_queries} DNS queries in ${r.milliseconds} ms.`,
   ];
   if (r.changes.length) lines.push('Changed since the previous report:', ...r.changes.map((c) => `  ${c.name}: ${c.from ?? 'new'} → ${c.to}`));
   return `${lines.join('\n')}\n`;
@@ -65,7 +66,7 @@ export class DeliverabilityService {
         onProgress: (done, total, label) => onProgress?.(done / total, `${label} checked`),
       },
     );
-    const counts = { pass: 0, fail: 0, unknown: 0 };
+    const counts = { pass: 0, warn: 0, fail: 0, unknown: 0 };
     for (const c of run.checks) counts[c.status] += 1;
     return {
       id: randomUUID(),
@@ -106,7 +107,7 @@ export class DeliverabilityService {
     const { name } = await this.d.domains.resolve(domainName);
     const row = await this.d.db.selectFrom('deliverability_reports').select('report_json').where('domain', '=', name).orderBy('created_at', 'desc').limit(1).executeTakeFirst();
     if (!row) throw new AppError('not_found', `No deliverability report of ${name} yet: run mailsvc dns report ${name} <mail host>`);
-    return JSON.parse(row.report_json) as DeliverabilityReport;
+    return savedReport(row.report_json);
   }
 
   /** What the timer does: each domain's latest report again, with the same mail host and IP. */

@@ -86,9 +86,11 @@ export const CheckResultSchema = Type.Object(
   {
     id: Type.String(),
     name: Type.String(),
-    status: Type.Union([Type.Literal('pass'), Type.Literal('fail'), Type.Literal('unknown')], { description: 'unknown: could not determine (a timeout is not a failure)' }),
+    status: Type.Union([Type.Literal('pass'), Type.Literal('warn'), Type.Literal('fail'), Type.Literal('unknown')], {
+      description: 'warn: a recommendation, never a failure (DNSSEC, and DANE TLSA while the zone is not signed); unknown: could not determine (a timeout is not a failure)',
+    }),
     detail: Type.String(),
-    fix: Type.Union([Type.String(), Type.Null()], { description: 'what to do about a fail or an unknown' }),
+    fix: Type.Union([Type.String(), Type.Null()], { description: 'what to do about a warn, a fail or an unknown' }),
   },
   { title: 'DeliverabilityCheck' },
 );
@@ -102,8 +104,8 @@ export const DeliverabilityReportSchema = Type.Object(
     mail_host: Type.String(),
     public_ip: Type.Union([Type.String(), Type.Null()]),
     checked_at: Type.String({ format: 'date-time' }),
-    ok: Type.Boolean({ description: 'no check failed' }),
-    counts: Type.Object({ pass: Type.Integer(), fail: Type.Integer(), unknown: Type.Integer() }),
+    ok: Type.Boolean({ description: 'no check failed (warnings allowed)' }),
+    counts: Type.Object({ pass: Type.Integer(), warn: Type.Integer(), fail: Type.Integer(), unknown: Type.Integer() }),
     checks: Type.Array(CheckResultSchema),
     dns_queries: Type.Integer({ description: 'DNS questions asked (each once)' }),
     authoritative: Type.Array(Type.String(), { description: 'the servers asked about the domain\'s zone' }),

@@ -6,7 +6,7 @@ import type { Db } from '../../db/database.js';
 import { ADMIN_SECURITY as security } from '../route-types.js';
 import type { RouteKit } from '../route-types.js';
 import { pageOf, PagedOf, PageQuery } from '../paging.schema.js';
-import type { DeliverabilityReport } from './schema.js';
+import { savedReport } from './saved-report.js';
 
 export const DeliverabilityStatusSchema = Type.Object(
   {
@@ -14,8 +14,8 @@ export const DeliverabilityStatusSchema = Type.Object(
     report_id: Type.String(),
     checked_at: Type.String({ format: 'date-time' }),
     mail_host: Type.String(),
-    ok: Type.Boolean({ description: 'no check failed' }),
-    counts: Type.Object({ pass: Type.Integer(), fail: Type.Integer(), unknown: Type.Integer() }),
+    ok: Type.Boolean({ description: 'no check failed (warnings allowed)' }),
+    counts: Type.Object({ pass: Type.Integer(), warn: Type.Integer(), fail: Type.Integer(), unknown: Type.Integer() }),
     failed: Type.Array(Type.String(), { description: 'names of the checks that failed' }),
   },
   { title: 'DeliverabilityStatus' },
@@ -44,7 +44,7 @@ export async function latestPerDomain(db: Db, page: { limit: number; offset: num
     // Two reports saved in the same millisecond: the page keeps one per domain.
     if (seen.has(row.domain)) continue;
     seen.add(row.domain);
-    const r = JSON.parse(row.report_json) as DeliverabilityReport;
+    const r = savedReport(row.report_json);
     items.push({ domain: r.domain, report_id: r.id, checked_at: r.checked_at, mail_host: r.mail_host, ok: r.ok, counts: r.counts, failed: r.checks.filter((c) => c.status === 'fail').map((c) => c.name) });
   }
   return { items, total };
@@ -60,7 +60,7 @@ export function dnsStatusRoutes(app: FastifyInstance, db: Db, kit: RouteKit): vo
     schema: {
       tags: ['dns'], security, querystring: Type.Object(PageQuery, { additionalProperties: false }),
       summary: 'The newest saved deliverability report of each domain, in brief',
-      description: 'One item per domain that has a saved report (domains without one are left out), by domain name: when it was checked, whether no check failed, the counts of pass, fail and unknown (could not determine), and the names of the failed checks. The whole report is at GET /domains/{d}/deliverability.',
+      description: 'One item per domain that has a saved report (domains without one are left out), by domain name: when it was checked, whether no check failed, the counts of pass, warn (a recommendation), fail and unknown (could not determine), and the names of the failed checks. The whole report is at GET /domains/{d}/deliverability.',
       response: { 200: DeliverabilityStatusPageSchema, ...errors(400, 401, 403, 422, 429) },
     },
     handler: async (req) => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseUnitProperties } from '../../adapters/host/host.js';
 import { parseTlsPorts } from '../../config/doctor-settings.js';
 import { judgeTimer, timerSpecs } from './host-checks.js';
+import { dnsLines } from './data-checks.js';
 import { exitCode, report, runChecks } from './run.js';
 import type { Check, Finding } from './run.js';
 import type { DoctorCheck } from './schema.js';
@@ -33,6 +34,17 @@ describe('the timers, judged from systemctl show', () => {
     expect(afterReboot).toMatchObject({ status: 'unknown', detail: expect.stringMatching(/^enabled; last triggered Thu 2026-11-26 02:30:00 UTC, but no run has ended since systemd started .*next run due Fri/) });
     expect(afterReboot.detail).not.toMatch(/success/);
     expect(judgeTimer(backup, timer, show('Result=success\nActiveState=activating\nExecMainStartTimestamp=Thu 2026-11-26 02:30:05 UTC\n'))).toMatchObject({ status: 'ok', detail: 'enabled; running now (started Thu 2026-11-26 02:30:05 UTC)' });
+  });
+});
+
+describe('the DNS lines', () => {
+  it('a domain whose only non-passing checks are recommendations (DNSSEC, DANE in an unsigned zone) is ok, saying so; a failed check fails', () => {
+    const at = '2026-11-28T10:00:00.000Z';
+    const brief = { domain: 'example.org', checked_at: at, mail_host: 'mail.example.org', ok: true, counts: { pass: 11, warn: 2, fail: 0, unknown: 0 }, failed: [] };
+    const [line] = dnsLines(['example.org'], [brief], Date.parse(at) + 60_000);
+    expect(line).toMatchObject({ id: 'dns.example.org', status: 'ok', detail: expect.stringMatching(/^11 checks passed at .*, 2 recommended \(mailsvc dns report example\.org mail\.example\.org names them\)$/), fix: null });
+    const failing = dnsLines(['example.org'], [{ ...brief, ok: false, counts: { pass: 10, warn: 2, fail: 1, unknown: 0 }, failed: ['SPF'] }], Date.parse(at))[0];
+    expect(failing).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^1 of 13 checks failed .*: SPF$/) });
   });
 });
 

@@ -4,7 +4,7 @@ import { queryTlsa, resolverValidates, tlsaText } from '../../../adapters/dns/tl
 import type { Tlsa } from '../../../adapters/dns/tlsa-query.js';
 import type { SmtpProbe } from './remote-checks.js';
 import { spkiSha256OfDer } from '../dane-spki.js';
-import { fail, pass, unknown } from './types.js';
+import { fail, pass, unknown, warn } from './types.js';
 import type { CheckResult } from './types.js';
 
 /** What the TLSA question at _25._tcp.<mail host> got from each authoritative server of its zone. */
@@ -61,8 +61,19 @@ export function tlsaMatches(t: Tlsa, chain: readonly Buffer[]): boolean {
   });
 }
 
-/** The TLSA records of port 25 against the certificate it serves. */
+/**
+ * The TLSA records of port 25 against the certificate it serves. DANE is
+ * optional and needs DNSSEC: in a zone that is not signed senders ignore
+ * TLSA records (RFC 7672 §2.2), so there a missing or wrong record is a
+ * recommendation (warn); once the zone is signed it fails.
+ */
 export function checkDaneTlsa(mailHost: string, lookup: TlsaLookup, smtp: SmtpProbe): CheckResult {
+  const r = judgeTlsa(mailHost, lookup, smtp);
+  if (r.status !== 'fail' || lookup.kind !== 'answered' || lookup.signed) return r;
+  return warn(r.id, r.name, `${r.detail} (recommended, not required: the zone is not DNSSEC-signed, so senders ignore TLSA records until it is; once it is signed this fails)`, r.fix ?? '');
+}
+
+function judgeTlsa(mailHost: string, lookup: TlsaLookup, smtp: SmtpProbe): CheckResult {
   const [id, name] = ['dane-tlsa', 'DANE TLSA of port 25'];
   if (lookup.kind === 'unanswered') return unknown(id, name, `${lookup.name}: ${lookup.detail}`);
   if ('unresolved' in smtp) return unknown(id, name, smtp.unresolved);
@@ -83,12 +94,16 @@ export function checkDaneTlsa(mailHost: string, lookup: TlsaLookup, smtp: SmtpPr
   return pass(id, name, `${where}: matches ${matching.map((t) => `${t.usage} ${t.selector} ${t.matching} ${t.data.slice(0, 16)}…`).join(', ')} (${lookup.records.length} record(s) at ${lookup.name})`);
 }
 
-/** Is the mail host's zone DNSSEC-signed? Without it senders do not use the TLSA records at all (DANE is inert, RFC 7672 §2.2). */
+/**
+ * Is the mail host's zone DNSSEC-signed? Without it senders do not use the
+ * TLSA records at all (DANE is inert, RFC 7672 §2.2). Most registrars' zones
+ * are unsigned and mail is delivered without it: a recommendation (warn).
+ */
 export function checkDnssec(mailHost: string, lookup: TlsaLookup): CheckResult {
   const [id, name] = ['dnssec', 'DNSSEC of the mail host\'s zone'];
   if (lookup.kind === 'unanswered') return unknown(id, name, `${lookup.name}: ${lookup.detail}`);
   const fix = `Sign the zone that holds ${mailHost} (your DNS provider's DNSSEC switch, or dnssec-signing in your authoritative server) and publish its DS record at the registrar`;
-  if (!lookup.signed) return fail(id, name, `the zone of ${mailHost} is not DNSSEC-signed (no RRSIG from ${lookup.unsignedOn.join(', ')}): senders ignore its TLSA records, DANE is inert`, fix);
+  if (!lookup.signed) return warn(id, name, `the zone of ${mailHost} is not DNSSEC-signed (no RRSIG from ${lookup.unsignedOn.join(', ')}): senders ignore its TLSA records, DANE is inert (recommended, not required)`, fix);
   const chain = lookup.validatedBy ? `, and the resolver ${lookup.validatedBy} validated the chain of trust (AD)` : '; the resolver did not confirm the chain of trust (no AD flag): check that the DS record is at the parent zone';
   return pass(id, name, `every authoritative server (${lookup.servers.join(', ')}) signs its answers${chain}`);
 }

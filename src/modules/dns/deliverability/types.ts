@@ -1,8 +1,12 @@
 import type { DnsAnswer, RecordOf, RecordType } from '../../../adapters/dns/dns-client.js';
 import type { DkimKeyRow } from '../dkim.repository.js';
 
-export type CheckStatus = 'pass' | 'fail' | 'unknown';
-/** One check: pass, fail, or "could not determine" (unknown: a timeout is not a failure), and what to fix. */
+export type CheckStatus = 'pass' | 'warn' | 'fail' | 'unknown';
+/**
+ * One check: pass; warn (a recommendation: DNSSEC and DANE while the zone is
+ * not signed, never a failure); fail; or "could not determine" (unknown: a
+ * timeout is not a failure); and what to fix.
+ */
 export type CheckResult = { id: string; name: string; status: CheckStatus; detail: string; fix: string | null };
 
 /** Asks a DNS question once per run, whoever asks it (checks run in parallel and share answers). */
@@ -20,6 +24,7 @@ export type CheckInput = {
 };
 
 export const pass = (id: string, name: string, detail: string): CheckResult => ({ id, name, status: 'pass', detail, fix: null });
+export const warn = (id: string, name: string, detail: string, fix: string): CheckResult => ({ id, name, status: 'warn', detail, fix });
 export const fail = (id: string, name: string, detail: string, fix: string): CheckResult => ({ id, name, status: 'fail', detail, fix });
 export const unknown = (id: string, name: string, detail: string, fix = 'Run the check again; if it persists, check that the DNS servers answer.'): CheckResult => ({ id, name, status: 'unknown', detail, fix });
 
