@@ -51,10 +51,15 @@ export type DnsDeps = {
   publishTlsa?: (mailHost: string) => Promise<boolean>;
   /** Extra trusted CAs for the deliverability HTTPS and STARTTLS checks (tests: their private CA). */
   ca?: readonly string[];
+  /** Postsrsd's excluded domains could not follow a domain change (the audit log keeps it). */
+  onSrsFollowFailed?: (failure: SrsFollowFailure) => Promise<unknown>;
 };
 
+/** A domain change postsrsd's excluded domains did not follow, and why (a fixed sentence of the SRS service). */
+export type SrsFollowFailure = { action: string; domain: string; detail: string };
+
 /** DKIM keys and Rspamd signing, the DNS plan (docs/dns.md). */
-export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'helper' | 'box' | 'outbound'>, deps: DnsDeps) {
+export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' | 'helper' | 'box' | 'outbound' | 'log'>, deps: DnsDeps) {
   const { settings } = infra;
   const signing = helperSigning(infra.helper);
   const dkim = new DkimService({
@@ -137,6 +142,23 @@ export function createDnsModule(infra: Pick<Infra, 'db' | 'clock' | 'settings' |
     dane,
     srs,
     srsEnabled: settings.dns.enableSrs,
+    /**
+     * A domain was added, deleted, switched on or off: with MAILSVC_ENABLE_SRS,
+     * postsrsd's excluded domains follow at once (the hourly
+     * mailsvc-srs-sync timer stays as the safety net). Never throws: a
+     * failure is logged and audited, and the doctor's `srs.domains` shows
+     * the drift until a sync succeeds.
+     */
+    srsFollow: async (change: { action: string; domain: string }): Promise<void> => {
+      if (!settings.dns.enableSrs) return;
+      try {
+        await srs.sync();
+      } catch (err) {
+        const detail = err instanceof AppError ? err.detail : err instanceof Error ? err.message : String(err);
+        infra.log.warn({ srs: { ...change, error: detail } }, "postsrsd's excluded domains did not follow the domain change: mailsvc-srs-sync.timer tries again within the hour, or run mailsvc dns sync-srs");
+        await deps.onSrsFollowFailed?.({ ...change, detail }).catch(() => undefined);
+      }
+    },
     jobs,
     routes: async (app: FastifyInstance, kit: RouteKit) => {
       const { dnsRoutes } = await import('./routes.js');

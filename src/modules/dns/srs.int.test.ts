@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skipNotice } from '../../../test/helpers/services.js';
 import { findProgram, freePort } from '../../../test/helpers/mail-daemons.js';
 import { openDnsModules } from '../../../test/helpers/dns-modules.js';
+import { runCli } from '../../../test/helpers/cli.js';
 import type { DnsTestModules } from '../../../test/helpers/dns-modules.js';
 import { tcpTableGet } from '../../adapters/postsrsd/postsrsd.js';
 
@@ -104,6 +106,53 @@ describe.skipIf(why !== null)('sync SRS domains with postsrsd, through the helpe
     expect(r).toMatchObject({ changed: false, restarted: false });
     expect(restarts()).toBe(1);
   });
+
+  it('a domain added or deleted (mailsvc add domain, domains delete) with MAILSVC_ENABLE_SRS=yes: the excluded domains follow at once; a sync that fails never fails the change, is audited, and the doctor shows the drift', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'mailsvc-srs-cli-'));
+    const key = randomBytes(32).toString('base64');
+    const env = (extra: Record<string, string> = {}) => ({
+      MAILSVC_DATA_DIR: data, MAILSVC_HELPER: 'direct', MAILSVC_ENABLE_SRS: 'yes', MAILSVC_POSTSRSD_DEFAULTS: defaults(), MAILSVC_POSTSRSD_FORWARD: `127.0.0.1:${port}`,
+      MAILSVC_SERVICE_MANAGER: manager(), MAILSVC_LOG_LEVEL: 'silent', MAILSVC_RSPAMD_LOCAL_DIR: join(data, 'no-rspamd/local.d'), MAILSVC_SECRET_KEY: key, ...extra,
+    });
+    const cli = async (args: string[], extra: Record<string, string> = {}) => {
+      const r = await runCli(args, { env: env(extra), timeoutMs: 90_000 });
+      return { ...r, ok: r.code === 0 };
+    };
+    const excluded = () => /^SRS_EXCLUDE_DOMAINS=(.*)$/m.exec(readFileSync(defaults(), 'utf8'))?.[1];
+    const rewrites = async (domain: string) => (await tcpTableGet('127.0.0.1', port, `me@${domain}`)).code === 200;
+    try {
+      expect((await cli(['db', 'migrate'])).ok).toBe(true);
+      const before = restarts();
+      const added = await cli(['add', 'domain', 'new.example.org']);
+      expect(added.code, added.stderr).toBe(0);
+      // No timer ran: the domain's own senders keep their address as soon as the command returns.
+      expect(excluded()).toBe('new.example.org');
+      expect(restarts()).toBe(before + 1);
+      expect(await rewrites('new.example.org')).toBe(false);
+
+      // postsrsd cannot be restarted: the domain is added all the same, the file is left as it was, the audit log says why.
+      const late = await cli(['add', 'domain', 'late.example.org'], { MAILSVC_SERVICE_MANAGER: '/bin/false' });
+      expect(late.code, late.stderr).toBe(0);
+      expect((await cli(['domains', 'show', 'late.example.org', '--json'])).ok).toBe(true);
+      expect(excluded()).toBe('new.example.org');
+      expect(await rewrites('late.example.org')).toBe(true);
+      const audit = JSON.parse((await cli(['audit', 'list', '--action', 'srs.follow_failed', '--json'])).stdout) as Array<{ action: string; target: string; result: string; summary: { change: string; error: string } }>;
+      expect(audit).toEqual([expect.objectContaining({ action: 'srs.follow_failed', target: 'late.example.org', result: 'failed', summary: { change: 'created', error: expect.stringMatching(/sync SRS domains/) } })]);
+      const doctor = JSON.parse((await cli(['doctor', '--json'], { MAILSVC_DOCTOR_TLS_PORTS: 'off', MAILSVC_POLICY_LISTEN: 'off', MAILSVC_MAIL_AUTH_SOCKET: 'off' })).stdout) as { checks: Array<{ id: string; status: string; detail: string; fix: string | null }> };
+      expect(doctor.checks.find((c) => c.id === 'srs.domains')).toMatchObject({ status: 'fail', detail: expect.stringContaining('late.example.org'), fix: expect.stringMatching(/^run mailsvc dns sync-srs/) });
+
+      // Deleting a domain follows too (and takes the one that lagged along).
+      const deleted = await cli(['domains', 'delete', 'new.example.org']);
+      expect(deleted.code, deleted.stderr).toBe(0);
+      expect(excluded()).toBe('late.example.org');
+      expect(await rewrites('new.example.org')).toBe(true);
+      expect(await rewrites('late.example.org')).toBe(false);
+      const healed = JSON.parse((await cli(['doctor', '--json'], { MAILSVC_DOCTOR_TLS_PORTS: 'off', MAILSVC_POLICY_LISTEN: 'off', MAILSVC_MAIL_AUTH_SOCKET: 'off' })).stdout) as { checks: Array<{ id: string; status: string }> };
+      expect(healed.checks.find((c) => c.id === 'srs.domains')).toMatchObject({ status: 'ok' });
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
+  }, 240_000);
 });
 
 describe.skipIf(why !== null)('srs-domains-apply refuses what is not a domain list and writes nothing', () => {

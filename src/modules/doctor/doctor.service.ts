@@ -15,6 +15,7 @@ import type { DoctorReport } from './schema.js';
 import { hookCheck, policyCheck } from './socket-checks.js';
 import type { Listen } from './socket-checks.js';
 import { tlsCheck } from './tls-check.js';
+import { srsCheck } from './srs-check.js';
 
 /** What the doctor asks of other modules, each read when its check runs (a database that is away fails that check only). */
 export type DoctorSources = {
@@ -95,6 +96,7 @@ export class DoctorService {
       },
       { id: 'socket.policy', name: 'Postfix policy service', run: () => policyCheck(policy, ms) },
       { id: 'socket.auth-hook', name: 'Dovecot auth hook', run: () => hookCheck(hooks, ms) },
+      { id: 'srs.domains', name: "postsrsd's excluded domains", run: () => srsCheck(settings.dns.enableSrs, settings.dns.postsrsdForward, () => sources.activeDomains(), ms) },
       { id: 'clock', name: 'clock against the database', run: () => clockCheck(now, () => serverTimeMs(this.d.db, this.d.dialect)) },
     ];
   }

@@ -28,6 +28,14 @@ export type DomainKeyMaker = {
  */
 export type DomainDeleting = { id: number; name: string };
 
+/**
+ * The set of active domains changed (a domain added, deleted, switched on or
+ * off): what mirrors it outside the database follows at once (the dns
+ * module: postsrsd's excluded domains). Best effort: it never fails the
+ * change, and says itself when it could not follow (log, audit).
+ */
+export type ActiveDomainsChanged = (change: { action: 'created' | 'deleted' | 'activated' | 'deactivated'; domain: string }) => Promise<void>;
+
 const iso = (ms: number): string => new Date(ms).toISOString();
 export const presentDomain = (r: DomainRow & { accounts?: number; aliases?: number }): DomainView => ({
   id: r.id,
@@ -44,7 +52,12 @@ export class DomainService {
     private readonly clock: Clock,
     private readonly keys?: DomainKeyMaker,
     private readonly deleting?: EventSource<DomainDeleting>,
+    private readonly activeChanged?: ActiveDomainsChanged,
   ) {}
+
+  private async changed(action: Parameters<ActiveDomainsChanged>[0]['action'], domain: string): Promise<void> {
+    await this.activeChanged?.({ action, domain }).catch(() => undefined);
+  }
 
   /**
    * A new domain with its DKIM keys: when the keys cannot be made (Rspamd
@@ -58,18 +71,22 @@ export class DomainService {
       return { ...domain, dkim: { keys: keys.map((k) => ({ selector: k.selector, record_name: k.record_name, record_value: k.record_value })) } };
     } catch (err) {
       await this.repo.deleteIfEmpty(domain.id);
+      await this.changed('deleted', domain.name);
       throw err;
     }
   }
 
   async create(name: string): Promise<DomainView> {
     const normalized = normalizeDomain(name);
+    let created: DomainView;
     try {
-      return presentDomain(await this.repo.insert(normalized, this.clock.now()));
+      created = presentDomain(await this.repo.insert(normalized, this.clock.now()));
     } catch (err) {
       if (isUniqueViolation(err)) throw new AppError('conflict', `Domain ${normalized} already exists`);
       throw err;
     }
+    await this.changed('created', created.name);
+    return created;
   }
 
   /** The names of every active domain (postsrsd's excluded domains). */
@@ -113,6 +130,7 @@ export class DomainService {
   async setActive(idOrName: string | number, active: boolean): Promise<DomainView> {
     const row = await this.resolve(idOrName);
     await this.repo.setActive(row.id, active, this.clock.now());
+    if ((row.active === 1) !== active) await this.changed(active ? 'activated' : 'deactivated', row.name);
     return this.get(row.id);
   }
 
@@ -136,7 +154,7 @@ export class DomainService {
       if (!note) throw err;
       throw err instanceof AppError ? new AppError(err.code, `${err.detail}${note}`) : new Error(`${err instanceof Error ? err.message : String(err)}${note}`);
     }
-    if (result === 'deleted') return;
+    if (result === 'deleted') return this.changed('deleted', row.name);
     const note = await deletion.undo();
     if (result === 'not_empty') throw new AppError('conflict', `${this.notEmpty(row.name).detail}${note}`);
     throw new AppError('not_found', `Domain ${row.name} not found${note}`);

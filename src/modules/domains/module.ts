@@ -21,6 +21,8 @@ export default defineModule({
       // The dns module is built on the domains: reached when keys are asked for, not now.
       keys: { generate: async (d) => (await ctx.get('dns')).dkim.generate(d) },
       deleting: ctx.event('domain.deleting'),
+      // postsrsd's excluded domains follow the active domains at once (best effort; the dns module logs and audits a failure).
+      ...(ctx.infra.settings.dns.enableSrs ? { activeChanged: async (change: { action: string; domain: string }) => (await ctx.get('dns')).srsFollow(change) } : {}),
     }),
   commands: (program, cli) => domainCommands(program, cli.run()),
 });
