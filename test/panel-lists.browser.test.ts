@@ -112,6 +112,9 @@ describe.skipIf(unavailable !== null)('the panel lists: sort, filters, bulk sele
     await expect.poll(() => column(1)).toEqual([...many].reverse().slice(0, 25));
     expect(await header('Name').getAttribute('aria-sort')).toBe('descending');
     expect(page.url()).toMatch(/#\/domains\?sort=-name$/);
+    // The pager is a navigation landmark of its own, named for the list it pages; "Pages" stays the sidebar's name alone.
+    expect(await page.getByRole('navigation', { name: 'Pages', exact: true }).count()).toBe(1);
+    expect(await page.getByRole('navigation', { name: 'Paging through Domains', exact: true }).count()).toBe(1);
     // Paging keeps the order.
     await page.getByRole('button', { name: 'Next' }).click();
     await expect.poll(() => column(1)).toEqual([...many].reverse().slice(25));

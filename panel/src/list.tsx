@@ -245,7 +245,7 @@ export function List<T>(p: ListProps<T>) {
               </tbody>
             </table>
           </div>
-          {data.items.length === 0 ? <p class="muted">{typeof p.empty === 'function' ? p.empty(Object.values(filter).some((v) => v !== '')) : (p.empty ?? 'Nothing to show.')}</p> : p.unpaged ? null : <Pager total={data.total} offset={offset} onOffset={setOffset} />}
+          {data.items.length === 0 ? <p class="muted">{typeof p.empty === 'function' ? p.empty(Object.values(filter).some((v) => v !== '')) : (p.empty ?? 'Nothing to show.')}</p> : p.unpaged ? null : <Pager total={data.total} offset={offset} onOffset={setOffset} label={p.label} />}
         </>
       )}
       {p.bulk && (

@@ -170,11 +170,15 @@ export function Page({ title, children }: { title: string; children: ComponentCh
 
 export const PAGE_SIZE = 25;
 
-/** Previous/next over a server-side page. */
-export function Pager({ total, offset, onOffset }: { total: number; offset: number; onOffset: (o: number) => void }) {
+/**
+ * Previous/next over a server-side page. Its landmark is named for what it is,
+ * paging through one list ("Paging through Accounts"): the sidebar is the
+ * panel's one navigation named "Pages".
+ */
+export function Pager({ total, offset, onOffset, label }: { total: number; offset: number; onOffset: (o: number) => void; label: string }) {
   if (total <= PAGE_SIZE) return <p class="muted">{total} in all</p>;
   return (
-    <nav class="pager" aria-label="Pages">
+    <nav class="pager" aria-label={`Paging through ${label}`}>
       <button type="button" disabled={offset === 0} onClick={() => onOffset(Math.max(0, offset - PAGE_SIZE))}>Previous</button>
       <span>{offset + 1}–{Math.min(total, offset + PAGE_SIZE)} of {total}</span>
       <button type="button" disabled={offset + PAGE_SIZE >= total} onClick={() => onOffset(offset + PAGE_SIZE)}>Next</button>
