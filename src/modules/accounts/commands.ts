@@ -60,7 +60,7 @@ function patchOf(opts: SetOptions): AccountPatch {
   return patch;
 }
 
-const QUOTA_HELP = 'mailbox quota: bytes or 512M, 2G, 1T (0 = no quota)';
+const QUOTA_HELP = 'mailbox quota (the API\'s quota_bytes): bytes or 512M, 2G, 1T (0 = no quota)';
 
 /** `mailsvc accounts …`: mailboxes, their passwords, app passwords and send limits. */
 export function accountCommands(program: Command, run: Run<Deps>): void {
@@ -70,7 +70,7 @@ export function accountCommands(program: Command, run: Run<Deps>): void {
     .command('add')
     .description('add a mailbox; asks its password twice without echo')
     .argument('<address>', 'e.g. alice@example.org (its domain must exist)')
-    .option('--name <display>', 'display name')
+    .option('--name <display>', 'display name (the API\'s display_name)')
     .option('--quota <size>', QUOTA_HELP, byteSize(MAX_QUOTA_BYTES))
     .option('--require-app-password', 'IMAP, POP and SMTP accept only app passwords, not the account password')
     .option('--inactive', 'create it switched off (no login, no delivery)')
@@ -125,7 +125,7 @@ export function accountCommands(program: Command, run: Run<Deps>): void {
     .command('set')
     .description('change a mailbox; only the options given change')
     .argument('<account>', 'its address or id')
-    .option('--name <display>', 'display name ("" to clear)')
+    .option('--name <display>', 'display name, the API\'s display_name ("" to clear)')
     .option('--quota <size>', QUOTA_HELP, byteSize(MAX_QUOTA_BYTES))
     .option('--active <yes|no>', 'switch it on or off (off ends its open sessions)', yesNo)
     .option('--require-app-password <yes|no>', 'accept only app passwords for IMAP, POP and SMTP', yesNo);

@@ -9,7 +9,7 @@ import type { PortalSession, PortalSessions } from './portal-session.js';
 import type { Caller, PortalService } from './portal.service.js';
 import { registerPortalPage } from './page.js';
 import {
-  AppIdParam, CodeBody, ForwardingSchema, OverviewView, PasswordBody, PortalAppPasswordBody, ProfileBody, SessionView, SignInBody, TotpStart, UsageView, VacationSchema,
+  AppIdParam, CodeBody, ForwardingSchema, OverviewView, PasswordBody, PortalAppPasswordBody, ProfileBody, SessionView, SignInBody, TotpStart, UsageView, VacationBody, VacationSchema,
 } from './schema.js';
 
 declare module 'fastify' {
@@ -174,9 +174,9 @@ export function portalRoutes(app: FastifyInstance, deps: { service: PortalServic
     onRequest, config: { audit },
     schema: {
       tags, summary: 'Set or switch off the out-of-office reply', description: 'An automatic reply between two dates (each optional), sent once per sender per `days`, through the mailbox\'s Sieve script (Pigeonhole vacation).',
-      body: VacationSchema, response: { 200: VacationSchema, ...errors(400, 401, 403, 422, 502, 503) },
+      body: VacationBody, response: { 200: VacationSchema, ...errors(400, 401, 403, 422, 502, 503) },
     },
-    handler: (req) => service.setVacation(caller(req), req.body),
+    handler: (req) => service.setVacation(caller(req), { ...req.body, start: req.body.start ?? null, end: req.body.end ?? null }),
   });
   r.post('/portal/api/totp', {
     onRequest, config: { audit, bodyOptional: true },

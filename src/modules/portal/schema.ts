@@ -79,6 +79,16 @@ export const VacationSchema = Type.Object(
 );
 export type VacationView = Static<typeof VacationSchema>;
 
+/** PUT's body: the dates may be left out (the same as null: from now, until switched off), as docs/portal.md says. */
+export const VacationBody = Type.Object(
+  {
+    ...VacationSchema.properties,
+    start: Type.Optional(VacationSchema.properties.start),
+    end: Type.Optional(VacationSchema.properties.end),
+  },
+  { additionalProperties: false, title: 'PortalVacationChange' },
+);
+
 export const TotpStart = Type.Object({ secret: Type.String({ description: 'base32; shown once, while enrolling' }), uri: Type.String({ description: 'otpauth:// URI for an authenticator app' }) }, { title: 'PortalTotpEnrolment' });
 export const CodeBody = Type.Object({ code: Type.String({ maxLength: 16 }) }, { additionalProperties: false });
 
