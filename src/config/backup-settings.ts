@@ -7,7 +7,7 @@ export type RestoreRoot = { path: string; kind: 'dir' | 'file'; daemon: string; 
 
 /**
  * The daemon files a restore may put back (besides the settings file and the
- * key file), from the helper's settings (environment only): Postfix's
+ * key file), from the helper's settings (root's settings file or the environment): Postfix's
  * configuration directory, Dovecot's, Rspamd's local.d and the DKIM keys
  * beside it, fail2ban's jail.d, postsrsd's defaults file. The default of
  * MAILSVC_BACKUP_CONFIG_PATHS, and all a backup archives of it.
