@@ -1,6 +1,5 @@
 import { resolve, join } from 'node:path';
 import ipaddr from 'ipaddr.js';
-import { readSettingsFile } from './settings-file.js';
 import { detectLayout } from './layout.js';
 import type { Layout } from './layout.js';
 
@@ -25,7 +24,7 @@ import { loadCertsSettings } from './certs-settings.js';
 import type { CertsSettings } from './certs-settings.js';
 import type { DnsSettings } from './dns-settings.js';
 import { loadBackupSettings, restoreAllowList } from './backup-settings.js';
-import { trustedFileValues } from './trusted-file.js';
+import { settingsSources } from './settings-sources.js';
 import type { BackupSettings } from './backup-settings.js';
 import { loadWebauthnSettings } from './webauthn-settings.js';
 import type { WebauthnSettings } from './webauthn-settings.js';
@@ -180,22 +179,6 @@ export function logLevel(src: Source): string {
  * Reads the settings (README, Configuration) from the environment and the settings
  * file (the environment wins). Throws SettingsError naming the first bad key.
  */
-/**
- * Where this process's settings come from: the settings file (installed:
- * /etc/mailsvc/mailsvc.conf, whoever runs: the service, the CLI as root or as
- * mailsvc, the timers, the helper) under the environment. `trusted` is what a
- * root process may take paths and programs from: the file's values only when
- * the service user cannot write it (root's, in root's directories).
- */
-export function settingsSources(env: Source = process.env, cwd = process.cwd(), layout: Layout = detectLayout()): { configFile: string; fileValues: Record<string, string>; dataDir: string; src: Source; trusted: Source } {
-  // The settings file may set MAILSVC_DATA_DIR (installed: /etc/mailsvc/mailsvc.conf);
-  // in a checkout the file lives in the data directory, so there only the environment can move it.
-  const configFile = resolve(cwd, str(env, 'MAILSVC_CONFIG_FILE') ?? layout.configFile ?? join(resolve(cwd, str(env, 'MAILSVC_DATA_DIR') ?? layout.dataDir), 'mailsvc.conf'));
-  const fileValues = readSettingsFile(configFile);
-  const dataDir = resolve(cwd, str(env, 'MAILSVC_DATA_DIR') ?? str(fileValues, 'MAILSVC_DATA_DIR') ?? layout.dataDir);
-  return { configFile, fileValues, dataDir, src: { ...fileValues, ...env }, trusted: { ...trustedFileValues(configFile, fileValues), ...env } };
-}
-
 /** The privileged helper's own settings (`mailsvc helper serve`): the trusted sources of `settingsSources` only, nothing else checked. */
 export function loadHelperProcessSettings(env: Source = process.env): { helper: HelperSettings; logLevel: string } {
   const { trusted, dataDir } = settingsSources(env);
@@ -203,7 +186,7 @@ export function loadHelperProcessSettings(env: Source = process.env): { helper: 
 }
 
 export function loadSettings(env: Source = process.env, cwd = process.cwd(), layout: Layout = detectLayout()): Settings {
-  const { configFile, fileValues, dataDir, src, trusted } = settingsSources(env, cwd, layout);
+  const { configFile, dataDir, src, trusted } = settingsSources(env, cwd, layout);
   // The helper's settings name programs and paths root acts on: a root process takes them from the file only when
   // the service user cannot write it (root's, in root's directories: /etc/mailsvc/mailsvc.conf as installed).
   const helper = loadHelperSettings(trusted, dataDir);
