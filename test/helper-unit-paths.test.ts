@@ -42,7 +42,7 @@ function writable(sb: Sandbox, path: string): boolean {
   return sb.readWrite.some(inside);
 }
 
-/** What each helper action writes with the settings it has when helper.env sets none (the unit's defaults). */
+/** What each helper action writes with the settings it has when mailsvc.conf sets none (the defaults). */
 function writtenByActions(): Map<string, string[]> {
   const cfg = loadHelperSettings({});
   return new Map([...ACTIONS].map(([name, spec]) => [name, [...spec.writes(cfg)]]));

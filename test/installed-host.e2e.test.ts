@@ -235,10 +235,10 @@ describe.skipIf(missing !== null)('installed on a Debian 12 host under systemd (
     writeFileSync(join(updates, 'serve.mjs'), FEED_SERVER);
     await guest.sh('systemd-run --unit=test-feed node /srv/updates/serve.mjs /srv/updates/feed 8443 /srv/updates/tls');
     await guest.sh('for i in $(seq 60); do curl -sf --cacert /srv/updates/tls/ca.pem https://localhost:8443/stable/version.json >/dev/null && exit 0; sleep 1; done; exit 1');
-    // The feed, as an administrator with an in-house mirror sets it: the environment file, then a restart.
+    // The feed, as an administrator with an in-house mirror sets it: the settings file (the only one), then a restart.
     await guest.sh(`cp /srv/updates/tls/ca.pem /etc/mailsvc/feed-ca.pem
-      printf 'MAILSVC_UPDATE_CHECK_URL_STABLE=https://localhost:8443/stable\nMAILSVC_OUTBOUND_ALLOW_HOSTS=localhost:8443\nNODE_EXTRA_CA_CERTS=/etc/mailsvc/feed-ca.pem\nMAILSVC_UPDATE_HEALTH_TIMEOUT=45\n' > /etc/mailsvc/mailsvc.env
-      chown root:mailsvc /etc/mailsvc/mailsvc.env /etc/mailsvc/feed-ca.pem && chmod 0640 /etc/mailsvc/mailsvc.env /etc/mailsvc/feed-ca.pem
+      printf 'MAILSVC_UPDATE_CHECK_URL_STABLE=https://localhost:8443/stable\nMAILSVC_OUTBOUND_ALLOW_HOSTS=localhost:8443\nMAILSVC_UPDATE_CA_FILE=/etc/mailsvc/feed-ca.pem\nMAILSVC_UPDATE_HEALTH_TIMEOUT=45\n' >> /etc/mailsvc/mailsvc.conf
+      chown root:mailsvc /etc/mailsvc/feed-ca.pem && chmod 0640 /etc/mailsvc/feed-ca.pem
       systemctl restart mailsvc`);
     await healthy();
     const runUpdate = async (): Promise<{ state: string; error?: unknown }> => {

@@ -107,7 +107,7 @@ describe.skipIf(why !== null)('root inputs, end to end: hostile values the servi
       const args = await write(c);
       const outside = snapshotTree(t.dir, [t.local]);
       const before = backupsIn(t.local);
-      // Root's environment: one remote root defines (webdav on a closed port), as helper.env would.
+      // Root's environment: one remote root defines (webdav on a closed port), as backup-secrets.conf would.
       const r: CliResult = await runCli(args, { env: { ...t.env, RCLONE_CONFIG_OFFSITE_TYPE: 'webdav', RCLONE_CONFIG_OFFSITE_URL: 'https://127.0.0.1:1/' }, timeoutMs: 120_000 });
       const label = `${JSON.stringify(c)} → exit ${r.code}: ${r.stderr.trim().split('\n').slice(-1)[0] ?? ''}`;
       seen.push(label);

@@ -7,7 +7,7 @@ export type RestoreRoot = { path: string; kind: 'dir' | 'file'; daemon: string; 
 
 /**
  * The daemon files a restore may put back (besides the settings file and the
- * key file), from the helper's settings (environment only): Postfix's
+ * key file), from the helper's settings (root's settings file or the environment): Postfix's
  * configuration directory, Dovecot's, Rspamd's local.d and the DKIM keys
  * beside it, fail2ban's jail.d, postsrsd's defaults file. The default of
  * MAILSVC_BACKUP_CONFIG_PATHS, and all a backup archives of it.
@@ -56,6 +56,8 @@ export type BackupSettings = Readonly<{
   localDir: string;
   /** MAILSVC_BACKUP_MANIFEST_KEY_FILE: the root-only HMAC key that authenticates every manifest (same sources as localDir). */
   manifestKeyFile: string;
+  /** MAILSVC_BACKUP_SECRETS_FILE (default: backup-secrets.conf beside the settings file): root's remote definitions and credentials (same sources as localDir). */
+  secretsFile: string;
   retentionDays: number;
   /** `<remote>:<path>` entries; empty when STORAGE_TYPE=local (the spec: local clears the targets). */
   remoteTargets: string[];
@@ -134,6 +136,7 @@ export function loadBackupSettings(src: Source, dataDir: string, configFile: str
     dbMode: oneOf(src, `${p}DB_MODE`, BACKUP_DB_MODES, BACKUP_DEFAULTS.DB_MODE),
     localDir: absolute(trusted, `${p}LOCAL_DIR`, '/var/backups/mailsvc'),
     manifestKeyFile: absolute(trusted, `${p}MANIFEST_KEY_FILE`, opts.checkout ? join(dataDir, 'backup-manifest.key') : '/etc/mailsvc/backup-manifest.key'),
+    secretsFile: absolute(trusted, `${p}SECRETS_FILE`, join(dirname(configFile), 'backup-secrets.conf')),
     retentionDays: Number(retention),
     remoteTargets,
     onCalendar,

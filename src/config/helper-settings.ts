@@ -87,9 +87,11 @@ function tlsGroup(src: Source): string {
 }
 
 /**
- * Read from the process environment only, never from the settings file: that
- * file sits in the service's data directory, which the unprivileged service can
- * write, and these settings name programs the helper runs as root.
+ * `src`: the environment over the settings file's values, the file's only
+ * when a root process may trust them (`trustedFileValues`: root's file in
+ * root's directories, /etc/mailsvc/mailsvc.conf as installed), because these
+ * settings name programs and paths the helper uses as root. Never from the
+ * database or a caller.
  */
 export function loadHelperSettings(src: Source, dataDir = val(src, 'MAILSVC_DATA_DIR') ?? '/var/lib/mailsvc'): HelperSettings {
   const doveadm = val(src, 'MAILSVC_DOVEADM') ?? 'doveadm';

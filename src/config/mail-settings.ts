@@ -75,8 +75,12 @@ function policyListen(src: Source): PolicyListen | null {
   return loopback(src, 'MAILSVC_POLICY_LISTEN', '127.0.0.1:10031');
 }
 
-export function loadMailSettings(src: Source, dataDir: string): MailSettings {
-  const socket = val(src, 'MAILSVC_MAIL_AUTH_SOCKET') ?? join(dataDir, 'auth-hook.sock');
+/** Where an installed host's hook listens unless MAILSVC_MAIL_AUTH_SOCKET says otherwise: where Dovecot's Lua passdb (deploy/dovecot) looks. */
+export const INSTALLED_AUTH_SOCKET = '/run/mailsvc/auth-hook.sock';
+
+/** `installed`: a release on a host (the hook in /run/mailsvc); a checkout keeps it in its data directory. */
+export function loadMailSettings(src: Source, dataDir: string, layout: 'checkout' | 'installed' = 'checkout'): MailSettings {
+  const socket = val(src, 'MAILSVC_MAIL_AUTH_SOCKET') ?? (layout === 'installed' ? INSTALLED_AUTH_SOCKET : join(dataDir, 'auth-hook.sock'));
   return Object.freeze({
     sendRateDefaults: Object.fromEntries(WINDOWS.map((w) => [w, rate(src, sendRateSetting(w))])) as Limits,
     policyListen: policyListen(src),

@@ -1,6 +1,5 @@
 import { resolve, join } from 'node:path';
 import ipaddr from 'ipaddr.js';
-import { readSettingsFile } from './settings-file.js';
 import { detectLayout } from './layout.js';
 import type { Layout } from './layout.js';
 
@@ -25,7 +24,7 @@ import { loadCertsSettings } from './certs-settings.js';
 import type { CertsSettings } from './certs-settings.js';
 import type { DnsSettings } from './dns-settings.js';
 import { loadBackupSettings, restoreAllowList } from './backup-settings.js';
-import { trustedFileValues } from './trusted-file.js';
+import { settingsSources } from './settings-sources.js';
 import type { BackupSettings } from './backup-settings.js';
 import { loadWebauthnSettings } from './webauthn-settings.js';
 import type { WebauthnSettings } from './webauthn-settings.js';
@@ -180,15 +179,17 @@ export function logLevel(src: Source): string {
  * Reads the settings (README, Configuration) from the environment and the settings
  * file (the environment wins). Throws SettingsError naming the first bad key.
  */
+/** The privileged helper's own settings (`mailsvc helper serve`): the trusted sources of `settingsSources` only, nothing else checked. */
+export function loadHelperProcessSettings(env: Source = process.env): { helper: HelperSettings; logLevel: string } {
+  const { trusted, dataDir } = settingsSources(env);
+  return { helper: loadHelperSettings(trusted, dataDir), logLevel: logLevel(trusted) };
+}
+
 export function loadSettings(env: Source = process.env, cwd = process.cwd(), layout: Layout = detectLayout()): Settings {
-  // The settings file may set MAILSVC_DATA_DIR (installed: /etc/mailsvc/mailsvc.conf);
-  // in a checkout the file lives in the data directory, so there only the environment can move it.
-  const configFile = resolve(cwd, str(env, 'MAILSVC_CONFIG_FILE') ?? layout.configFile ?? join(resolve(cwd, str(env, 'MAILSVC_DATA_DIR') ?? layout.dataDir), 'mailsvc.conf'));
-  const fileValues = readSettingsFile(configFile);
-  const dataDir = resolve(cwd, str(env, 'MAILSVC_DATA_DIR') ?? str(fileValues, 'MAILSVC_DATA_DIR') ?? layout.dataDir);
-  const src: Source = { ...fileValues, ...env };
-  // The environment only: the settings file lives in a directory the service can write, and the helper runs these programs as root.
-  const helper = loadHelperSettings(env, dataDir);
+  const { configFile, dataDir, src, trusted } = settingsSources(env, cwd, layout);
+  // The helper's settings name programs and paths root acts on: a root process takes them from the file only when
+  // the service user cannot write it (root's, in root's directories: /etc/mailsvc/mailsvc.conf as installed).
+  const helper = loadHelperSettings(trusted, dataDir);
 
   const databaseUrl = str(src, 'MAILSVC_DATABASE_URL') ?? `sqlite://${join(dataDir, 'mailsvc.db')}`;
   if (!/^(sqlite|postgres|postgresql|mysql|mariadb):\/\//.test(databaseUrl)) {
@@ -249,7 +250,7 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     apiAuthFailWindow: int(src, 'MAILSVC_API_AUTH_FAIL_WINDOW', 600, 1, 86400 * 7),
     apiAuthBlockSeconds: int(src, 'MAILSVC_API_AUTH_BLOCK_SECONDS', 900, 1, 86400 * 7),
     trustedProxies,
-    // The helper applies only files that replace this table; both read it from the environment alone.
+    // The helper applies only files that replace this table; both read it from the same trusted values.
     nftTable: helper.nftTable,
     firewallRevertSeconds: int(src, 'MAILSVC_FIREWALL_REVERT_SECONDS', 120, 1, 3600),
     outboundAllowHosts: list(src, 'MAILSVC_OUTBOUND_ALLOW_HOSTS').map((h) => h.toLowerCase()),
@@ -270,12 +271,12 @@ export function loadSettings(env: Source = process.env, cwd = process.cwd(), lay
     auditRetentionDays: int(src, 'MAILSVC_AUDIT_RETENTION_DAYS', 365, 1, 36500),
     logLevel: logLevel(src),
     httpBodyTimeout: int(src, 'MAILSVC_HTTP_BODY_TIMEOUT', 30, 1, 3600),
-    mail: loadMailSettings(src, dataDir),
+    mail: loadMailSettings(src, dataDir, layout.kind),
     helper,
     jails: helper.jails,
     dns: loadDnsSettings(src),
     certs: loadCertsSettings(src, dataDir),
-    backup: loadBackupSettings(src, dataDir, configFile, { trusted: { ...trustedFileValues(configFile, fileValues), ...env }, daemonPaths: restoreAllowList(helper).map((r) => r.path), checkout: layout.kind === 'checkout' }),
+    backup: loadBackupSettings(src, dataDir, configFile, { trusted, daemonPaths: restoreAllowList(helper).map((r) => r.path), checkout: layout.kind === 'checkout' }),
     limitDefaults: limitDefaults(src, (key, reason) => new SettingsError(key, reason)),
     updates: loadUpdateSettings(src, layout.root, (k, d) => bool(src, k, d), (k, d, lo, hi) => int(src, k, d, lo, hi)),
     stats: loadStatsSettings(src),

@@ -23,6 +23,8 @@ export type UpdateSettings = Readonly<{
   healthTimeout: number;
   /** MAILSVC_UPDATE_MAX_BYTES: the largest package archive downloaded. */
   maxArchiveBytes: number;
+  /** MAILSVC_UPDATE_CA_FILE: a PEM file of CA certificates the feed's server may also be signed by (an in-house mirror with a private CA). */
+  caFile: string | undefined;
 }>;
 
 type Source = Record<string, string | undefined>;
@@ -50,6 +52,8 @@ export function loadUpdateSettings(src: Source, packageRoot: string, bool: (key:
   if (!(UPDATE_CHANNELS as readonly string[]).includes(channel)) throw new SettingsError('MAILSVC_UPDATE_CHANNEL', `must be stable or nightly, got "${channel}"`);
   const installRoot = val(src, 'MAILSVC_INSTALL_ROOT') ?? installRootOf(packageRoot) ?? '/opt/mailsvc';
   if (!isAbsolute(installRoot)) throw new SettingsError('MAILSVC_INSTALL_ROOT', `must be an absolute path, got "${installRoot}"`);
+  const caFile = val(src, 'MAILSVC_UPDATE_CA_FILE');
+  if (caFile !== undefined && !isAbsolute(caFile)) throw new SettingsError('MAILSVC_UPDATE_CA_FILE', `must be an absolute path to a PEM file, got "${caFile}"`);
   return Object.freeze({
     channel: channel as UpdateChannel,
     feedUrls: Object.freeze({
@@ -60,5 +64,6 @@ export function loadUpdateSettings(src: Source, packageRoot: string, bool: (key:
     installRoot,
     healthTimeout: int('MAILSVC_UPDATE_HEALTH_TIMEOUT', 60, 5, 3600),
     maxArchiveBytes: int('MAILSVC_UPDATE_MAX_BYTES', 512 * 1024 * 1024, 1024 * 1024, 8 * 1024 * 1024 * 1024),
+    caFile,
   });
 }

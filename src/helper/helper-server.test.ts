@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findProgram } from '../../test/helpers/mail-daemons.js';
@@ -97,12 +97,14 @@ describe('mailsvc helper run: the CLI side', () => {
     expect(refused.stderr.trimEnd().split('\n').at(-1)).toMatch(/^mailsvc: reload <daemon>: daemon must be one of postfix, dovecot, fail2ban, rspamd/);
   });
 
-  it('direct mode too takes the programs it runs as root from the environment, not the settings file', async () => {
+  it.skipIf(process.getuid?.() !== 0)('direct mode as root takes the programs it runs from the environment, not from a settings file the service user could change', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailsvc-helper-cli-'));
     const marker = join(dir, 'evil-ran');
     const evil = join(dir, 'evil');
     writeFileSync(evil, `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
     writeFileSync(join(dir, 'mailsvc.conf'), `MAILSVC_DOVEADM=${evil}\n`);
+    // The service's data directory (a checkout's var/, or one the service user owns): not root's alone.
+    chownSync(dir, 65534, 65534);
     // The real doveadm runs (and fails here: no Dovecot running), or is not installed; the script named in the file does not run.
     const r = await runCli(['helper', 'run', 'doveadm-kick', 'alice@example.org'], { env: { MAILSVC_DATA_DIR: dir, MAILSVC_HELPER: 'direct' } });
     if (findProgram('doveadm')) expect(r.stderr).toMatch(/mailsvc: doveadm exited \d+/);

@@ -45,6 +45,12 @@ export type Infra = {
   readonly changes: ChangeSignal;
   /** The privileged helper (MAILSVC_HELPER): root work goes through it, never through sudo. */
   readonly helper: HelperClient;
+  /**
+   * Root work for a process that is root itself (the backup units, `mailsvc
+   * backup`/`restore` as root): the helper's actions in this process, with the
+   * helper's own settings; for any other process the same as `helper`.
+   */
+  readonly rootHelper: HelperClient;
   /** Connects Redis now, for `serve`: an unreachable Redis stops the start with one clear line. */
   connectRedis(): Promise<void>;
   close(): Promise<void>;
@@ -119,6 +125,16 @@ export function createInfra(settings: Settings, opts: InfraOptions = {}): Infra 
       return (await helperClient).run(action, args);
     },
   };
+  let rootClient: Promise<HelperClient> | undefined;
+  const rootHelper: HelperClient =
+    process.getuid?.() === 0 && settings.helper.endpoint.mode !== 'direct'
+      ? {
+          run: async (action, args) => {
+            rootClient ??= import('../helper/index.js').then((h) => h.createHelperClient({ ...settings.helper, endpoint: { mode: 'direct' } }, log()));
+            return (await rootClient).run(action, args);
+          },
+        }
+      : helper;
   return {
     settings,
     get log() {
@@ -148,6 +164,7 @@ export function createInfra(settings: Settings, opts: InfraOptions = {}): Infra 
       return changes();
     },
     helper,
+    rootHelper,
     async connectRedis() {
       const client = redis();
       if (!client || client.status === 'ready') return;

@@ -6,7 +6,7 @@ import { FAIL2BAN_JAILS, FAIL2BAN_SECTION, limitSpec, parseLimitValue } from '..
 import { readUclKey } from './render.js';
 import type { PostfixMailboxLimits } from './render.js';
 
-/** Where the daemons keep the files the limits render to (the helper's settings: environment only). */
+/** Where the daemons keep the files the limits render to (the helper's settings: root's settings file or the environment). */
 export type LimitsPaths = { postfixDir: string; rspamdLocalDir: string; dovecotConfig: string; fail2banDir: string; fail2banSocket: string };
 
 /** The paths from the helper's settings (the service and the helper read the same environment-only settings). */

@@ -1,7 +1,6 @@
 import pino from 'pino';
-import { loadSettings, logLevel } from '../../config/settings.js';
+import { loadHelperProcessSettings, loadSettings } from '../../config/settings.js';
 import { SettingsError } from '../../config/settings-error.js';
-import { loadHelperSettings } from '../../config/helper-settings.js';
 import { ACTIONS, HelperRunner, createHelperClient, startHelperServer } from '../../helper/index.js';
 import type { HelperListen } from '../../helper/index.js';
 import { output } from '../output.js';
@@ -16,9 +15,9 @@ function inheritedSocket(): number | null {
 
 /** `mailsvc helper serve`: loaded only when it runs. */
 export async function serveHelper(): Promise<void> {
-  // Its environment only (the unit's EnvironmentFile): no settings file the service could write.
-  const settings = loadHelperSettings(process.env);
-  const log = pino({ level: logLevel(process.env), base: { service: 'mailsvc-helper' } });
+  // The environment over the settings file, the file's values only when the service user cannot write it (root's, as installed).
+  const { helper: settings, logLevel: level } = loadHelperProcessSettings(process.env);
+  const log = pino({ level, base: { service: 'mailsvc-helper' } });
   const fd = inheritedSocket();
   let listen: HelperListen;
   if (fd !== null) listen = { fd };

@@ -2,17 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { createTestDatabase } from '../../../test/helpers/dialects.js';
 import { expectOk, json, runCli } from '../../../test/helpers/cli.js';
 import { backupEnv, makeMailStorage, seedRows, tableRows, treeSnapshot } from '../../../test/helpers/backups.js';
 import type { BackupEnv } from '../../../test/helpers/backups.js';
 import { skipNotice } from '../../../test/helpers/services.js';
+import { loadSettings } from '../../config/settings.js';
 import { createDb } from '../../db/database.js';
 import { loadSecretBox } from '../../shared/secret-key-file.js';
 import { BackupSecrets } from './backup-secrets.repository.js';
 
 const hasPostfix = existsSync('/usr/sbin/postfix') && existsSync('/etc/postfix/master.cf');
 const GOOD_MAIN = 'compatibility_level = 3.6\nmyhostname = mail.example.com\n';
+
+const SOCKET_SETTINGS = 'MAILSVC_POLICY_LISTEN=unix:/var/spool/postfix/mailsvc/policy\nMAILSVC_POLICY_SOCKET_GROUP=0\nMAILSVC_MAIL_AUTH_SOCKET=/run/mailsvc/auth-hook.sock\nMAILSVC_MAIL_AUTH_SOCKET_GROUP=0\n';
 
 type Layout = BackupEnv & { conf: string; postfix: string; dkim: string; settingsFile: string; keyFile: string; dbFile: string };
 
@@ -32,7 +36,10 @@ async function host(): Promise<Layout> {
   const dkim = join(base.dir, 'rspamd', 'dkim');
   const settingsFile = join(conf, 'mailsvc.conf');
   mkdirSync(conf, { mode: 0o750 });
-  writeFileSync(settingsFile, 'MAILSVC_BACKUP_COMPRESSION=gzip\n', { mode: 0o640 });
+  // The one settings file, with the socket settings older releases kept in mailsvc.env (which no backup held).
+  writeFileSync(settingsFile, `MAILSVC_BACKUP_COMPRESSION=gzip\n${SOCKET_SETTINGS}`, { mode: 0o640 });
+  // Root's backup secrets beside it: never archived (the archive is readable by the service's group).
+  writeFileSync(join(conf, 'backup-secrets.conf'), 'RCLONE_CONFIG_OFFSITE_TYPE=sftp\nRCLONE_CONFIG_OFFSITE_PASS=not-in-any-backup\n', { mode: 0o600 });
   // Without Debian's links into /usr/share/postfix (makedefs.out): a restore on a fresh host writes no link leading out of its directory.
   cpSync('/etc/postfix', postfix, { recursive: true, filter: (s) => !s.endsWith('/sasl') && !lstatSync(s).isSymbolicLink() });
   writeFileSync(join(postfix, 'main.cf'), GOOD_MAIN);
@@ -100,6 +107,13 @@ describe('restore --restore-config: a fresh host from the backup alone', () => {
       expect(json(r)).toMatchObject({ restored_files: true, restored_db: true, restored_config: true });
       expect(JSON.stringify(json(r).steps)).toMatch(/checked: postfix/);
       expect(Object.fromEntries(files.map((f) => [f, `${stat(f)} ${readFileSync(f, 'base64')}`]))).toEqual(before);
+      // The settings come back: what the service and the CLI as root read from that file after the restore.
+      const restored = loadSettings({ ...t.env, MAILSVC_CONFIG_FILE: t.settingsFile });
+      expect(restored.mail.policyListen).toEqual({ path: '/var/spool/postfix/mailsvc/policy', socketGroup: 0 });
+      expect(restored.mail.authHookSocket).toBe('/run/mailsvc/auth-hook.sock');
+      // Root's backup secrets were in no backup: the administrator keeps them off the host (docs/backups.md).
+      expect(existsSync(join(t.conf, 'backup-secrets.conf'))).toBe(false);
+      expect(execFileSync('tar', ['-tf', join(String(b.path), 'config.tar')], { encoding: 'utf8' })).not.toContain('backup-secrets.conf');
       expect(Object.fromEntries([t.dkim].map((d) => [d, stat(d)]))).toEqual(dirs);
       expect(treeSnapshot(t.mail)).toEqual(tree);
       expect(await tableRows(`sqlite://${t.dbFile}`, 'sqlite', ['audit_log', 'jobs'])).toEqual(rows);

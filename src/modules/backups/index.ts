@@ -31,7 +31,7 @@ const readTarVersion = (): Promise<string> => (tarVersion ??= exec('tar', ['--ve
  * restore creates nothing (an SQLite file included); the database is opened
  * only to restore into it, after every check passed.
  */
-export function createRestoreService(infra: Pick<Infra, 'settings' | 'db' | 'schema' | 'dialect' | 'helper'>): BackupService {
+export function createRestoreService(infra: Pick<Infra, 'settings' | 'db' | 'schema' | 'dialect' | 'rootHelper'>): BackupService {
   return new BackupService({
     settings: infra.settings,
     get db() {
@@ -42,14 +42,15 @@ export function createRestoreService(infra: Pick<Infra, 'settings' | 'db' | 'sch
     },
     dialect: infra.dialect,
     redis: undefined,
-    helper: infra.helper,
+    // Stopping Postfix intake: as root (the units, the CLI) in this process, else through the helper.
+    helper: infra.rootHelper,
     retentionDays: () => Promise.resolve(infra.settings.backup.retentionDays),
     remote: null,
     tarVersion: readTarVersion,
   });
 }
 
-export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'schema' | 'dialect' | 'redis' | 'helper' | 'box' | 'log'>, deps: { retention: RetentionLimit; runner: JobRunner }) {
+export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'schema' | 'dialect' | 'redis' | 'helper' | 'rootHelper' | 'box' | 'log'>, deps: { retention: RetentionLimit; runner: JobRunner }) {
   const { settings } = infra;
   const store = new BackupSettingsStore(() => infra.db);
   /** The settings in force: the stored backup settings over the defaults, read from the database on every use (no restart). */
@@ -76,7 +77,8 @@ export function createBackupsModule(infra: Pick<Infra, 'settings' | 'db' | 'sche
     get redis() {
       return settings.redisUrl !== undefined ? infra.redis : undefined;
     },
-    helper: infra.helper,
+    // Stopping Postfix intake: as root (the units, the CLI) in this process, else through the helper.
+    helper: infra.rootHelper,
     retentionDays: async () => (await store.retention()) ?? (await deps.retention.get()),
     remote: (s, dir, id, progress, retention) => remote.upload(s.backup.remoteTargets, dir, id, progress, retention),
     checkRemote: (targets) => remote.check(targets),

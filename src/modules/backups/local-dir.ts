@@ -24,7 +24,7 @@ export function writableByOthers(path: string, stickyOk = false): string | null 
 function checkOwned(path: string, leaf: boolean, localDir: string): void {
   const writable = writableByOthers(path, !leaf);
   if (writable) {
-    throw new UnsafeBackupDir(`refusing to use the backup directory ${localDir}: ${path} is ${writable}, so another user could plant or change backups there; make it root's (chown root:root, chmod go-w) or set MAILSVC_BACKUP_LOCAL_DIR (as root: the settings file or the units' environment) to a directory only root writes`);
+    throw new UnsafeBackupDir(`refusing to use the backup directory ${localDir}: ${path} is ${writable}, so another user could plant or change backups there; make it root's (chown root:root, chmod go-w) or set MAILSVC_BACKUP_LOCAL_DIR (in /etc/mailsvc/mailsvc.conf, root's) to a directory only root writes`);
   }
 }
 

@@ -6,8 +6,9 @@ import { AppError } from '../../shared/errors.js';
  * root unit reads the service's rows only as values it validates against an
  * allow-list of their meaning). A remote's definition (its type, host, URL,
  * every option that names a path, a program or another remote) is root's: it
- * comes only from root's environment (`RCLONE_CONFIG_<REMOTE>_*` in the backup
- * units' environment file). What the service may store (sealed, in
+ * comes only from root's environment or root's backup-secrets file
+ * (`RCLONE_CONFIG_<REMOTE>_*` in /etc/mailsvc/backup-secrets.conf, root:root
+ * 0600). What the service may store (sealed, in
  * backup_secrets) is a remote's *secrets*: per backend type, the options
  * below, each a plain value of the kind named. Anything else is refused when
  * stored and refused again when root reads it.
@@ -77,7 +78,7 @@ export function checkCredential(remote: string, option: string, value: string, t
   const table: Readonly<Record<string, SecretKind>> = allowed ?? Object.fromEntries(ANY_SECRET);
   const kind = Object.hasOwn(table, o) ? table[o] : undefined;
   if (kind === undefined) {
-    throw new AppError('validation', `"${clip(option)}" is not a secret mailsvc stores for ${allowed ? `a ${type ?? ''} remote` : 'a remote'} (only ${Object.keys(table).join(', ')}); the remote's type, host, URL and every other option are root's: set RCLONE_CONFIG_${remote.toUpperCase()}_<OPTION> in the backup units' environment file`);
+    throw new AppError('validation', `"${clip(option)}" is not a secret mailsvc stores for ${allowed ? `a ${type ?? ''} remote` : 'a remote'} (only ${Object.keys(table).join(', ')}); the remote's type, host, URL and every other option are root's: set RCLONE_CONFIG_${remote.toUpperCase()}_<OPTION> in /etc/mailsvc/backup-secrets.conf (root:root 0600)`);
   }
   const problem = secretValueProblem(kind, value);
   if (problem) throw new AppError('validation', `${remote}.${o} ${problem}`);
@@ -100,7 +101,7 @@ export function remoteEnvFor(remote: string, rootEnv: Readonly<Record<string, st
   const bad = remoteNameProblem(remote);
   if (bad) throw new RemoteRefused(bad);
   const type = rootEnv[envName(remote, 'type')];
-  if (type === undefined || type === '') throw new RemoteRefused(`${remote} is not defined by root: set RCLONE_CONFIG_${remote.toUpperCase()}_TYPE (and its host or URL) in the backup units' environment file`);
+  if (type === undefined || type === '') throw new RemoteRefused(`${remote} is not defined by root: set RCLONE_CONFIG_${remote.toUpperCase()}_TYPE (and its host or URL) in /etc/mailsvc/backup-secrets.conf (root:root 0600)`);
   const allowed = secretOptionsOf(type);
   if (!allowed) throw new RemoteRefused(`${remote} is of type ${clip(type)}, which mailsvc does not send backups to (allowed: ${Object.keys(REMOTE_BACKENDS).join(', ')})`);
   const out: Record<string, string> = {};

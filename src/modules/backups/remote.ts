@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as rclone from '../../adapters/rclone/index.js';
 import { parseRemoteTarget } from '../../config/backup-settings.js';
+import { backupSecretsEnv } from '../../config/backup-secrets-file.js';
 import type { Settings } from '../../config/settings.js';
 import type { Db } from '../../db/database.js';
 import { AppError } from '../../shared/errors.js';
@@ -22,7 +23,7 @@ const CREDENTIAL = 'remote:';
  * a `crypt` remote over each target, then proves the copy with `rclone
  * cryptcheck`. The encryption key is MAILSVC_BACKUP_ENCRYPTION_KEY when set,
  * else one generated and sealed on first use. A remote is defined by root's
- * environment (RCLONE_CONFIG_<REMOTE>_*); of what `backup remote-credential`
+ * environment or root's backup-secrets file (RCLONE_CONFIG_<REMOTE>_*); of what `backup remote-credential`
  * stored, only the secrets remote-policy.ts allows for its type reach rclone.
  */
 export class RemoteCopier {
@@ -32,8 +33,13 @@ export class RemoteCopier {
     this.secrets = new BackupSecrets(db, box);
   }
 
+  /** Root's environment over root's backup-secrets file (the remotes' definitions and credentials, the encryption key). */
+  private rootEnv(): Record<string, string | undefined> {
+    return backupSecretsEnv(this.settings.backup.secretsFile);
+  }
+
   private async key(): Promise<{ key: string; created: boolean }> {
-    const fromEnv = process.env.MAILSVC_BACKUP_ENCRYPTION_KEY;
+    const fromEnv = this.rootEnv().MAILSVC_BACKUP_ENCRYPTION_KEY;
     if (fromEnv) return { key: fromEnv, created: false };
     return this.secrets.encryptionKey();
   }
@@ -55,7 +61,7 @@ export class RemoteCopier {
     for (const target of targets) {
       const t = parseRemoteTarget(target);
       if (!t) throw new RemoteRefused(`"${target}" is not <remote>:<path>`);
-      remoteEnvFor(t.remote, process.env, await this.stored(t.remote));
+      remoteEnvFor(t.remote, this.rootEnv(), await this.stored(t.remote));
     }
   }
 
@@ -63,9 +69,10 @@ export class RemoteCopier {
   async env(target: string): Promise<{ env: Record<string, string>; created: boolean }> {
     const t = parseRemoteTarget(target);
     if (!t) throw new RemoteRefused(`"${target}" is not <remote>:<path>`);
-    // The administrator's own RCLONE_CONFIG_<REMOTE>_* variables (root's environment: the remotes' definitions), then the allowed sealed secrets.
-    const fromEnv = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('RCLONE_CONFIG_') && e[1] !== undefined));
-    const creds = remoteEnvFor(t.remote, process.env, await this.stored(t.remote));
+    // The administrator's own RCLONE_CONFIG_<REMOTE>_* (root's environment and backup-secrets file: the remotes' definitions), then the allowed sealed secrets.
+    const root = this.rootEnv();
+    const fromEnv = Object.fromEntries(Object.entries(root).filter((e): e is [string, string] => e[0].startsWith('RCLONE_CONFIG_') && e[1] !== undefined));
+    const creds = remoteEnvFor(t.remote, root, await this.stored(t.remote));
     const { key, created } = await this.key();
     return {
       created,
@@ -84,7 +91,7 @@ export class RemoteCopier {
    * path or command.
    */
   async setCredential(remote: string, option: string, value: string): Promise<void> {
-    const type = process.env[envName(remote, 'type')];
+    const type = this.rootEnv()[envName(remote, 'type')];
     checkCredential(remote, option, value, type === '' ? undefined : type);
     const o = option.toLowerCase();
     const v = OBSCURED.has(o) ? await rclone.obscure(value) : value;

@@ -18,11 +18,11 @@ const PREFIX = 'backup.';
  * file. Setting one through the CLI, the API or the panel is refused with the reason.
  */
 export const ROOT_ONLY: Record<string, string> = {
-  LOCAL_DIR: 'LOCAL_DIR is the directory root writes the backups into, so it is never taken from what the service stores: as root, set MAILSVC_BACKUP_LOCAL_DIR in the settings file (root-owned, not writable by mailsvc) or in the backup units\' environment',
-  MANIFEST_KEY_FILE: 'MANIFEST_KEY_FILE is the root-only key that authenticates every manifest, so it is never taken from what the service stores: as root, set MAILSVC_BACKUP_MANIFEST_KEY_FILE in the root-owned settings file or the units\' environment',
-  CONFIG_PATHS: 'CONFIG_PATHS are paths root archives and a restore writes back, so they are never taken from what the service stores: as root, set MAILSVC_BACKUP_CONFIG_PATHS in the root-owned settings file or the units\' environment',
+  LOCAL_DIR: 'LOCAL_DIR is the directory root writes the backups into, so it is never taken from what the service stores: as root, set MAILSVC_BACKUP_LOCAL_DIR in the settings file /etc/mailsvc/mailsvc.conf (root-owned, not writable by mailsvc)',
+  MANIFEST_KEY_FILE: 'MANIFEST_KEY_FILE is the root-only key that authenticates every manifest, so it is never taken from what the service stores: as root, set MAILSVC_BACKUP_MANIFEST_KEY_FILE in the root-owned settings file /etc/mailsvc/mailsvc.conf',
+  CONFIG_PATHS: 'CONFIG_PATHS are paths root archives and a restore writes back, so they are never taken from what the service stores: as root, set MAILSVC_BACKUP_CONFIG_PATHS in the root-owned settings file /etc/mailsvc/mailsvc.conf',
   MAIL_STORAGE: 'MAIL_STORAGE is the directory root backs up and a restore replaces, so it is never taken from what the service stores: set MAILSVC_MAIL_STORAGE in the settings file or the environment',
-  ENCRYPTION_KEY: 'ENCRYPTION_KEY is a secret: set MAILSVC_BACKUP_ENCRYPTION_KEY in the units\' environment, or let the first remote run generate and seal one (mailsvc backup encryption-key prints it once)',
+  ENCRYPTION_KEY: 'ENCRYPTION_KEY is a secret: set MAILSVC_BACKUP_ENCRYPTION_KEY in /etc/mailsvc/backup-secrets.conf (root:root 0600), or let the first remote run generate and seal one (mailsvc backup encryption-key prints it once)',
 };
 
 /** The stored backup settings (service_settings). Read on every use: a change by any process is seen at once. */

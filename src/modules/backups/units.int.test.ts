@@ -30,11 +30,12 @@ describe('backup units (systemd-analyze calendar and verify)', () => {
       expect(readFileSync(join(dir, 'mailsvc-backup.service'), 'utf8')).toContain(`ExecStart=${process.execPath} ${CLI_BIN} backup run`);
       expect(readFileSync(join(dir, 'mailsvc-backup-verify.service'), 'utf8')).toContain('backup verify');
       expect(readFileSync(join(dir, 'mailsvc-backup-verify.timer'), 'utf8')).toMatch(/^OnCalendar=Sun \*-\*-\* 05:30:00$/m);
-      // The remotes' RCLONE_CONFIG_* are in helper.env; the backup stops Postfix itself (root, no helper socket).
+      // No settings in the units: the backup reads mailsvc.conf and root's backup-secrets.conf itself, and as root
+      // stops Postfix itself (no MAILSVC_HELPER=direct needed).
       for (const name of ['mailsvc-backup.service', 'mailsvc-backup-verify.service']) {
         const text = readFileSync(join(dir, name), 'utf8');
-        expect(text).toContain('EnvironmentFile=-/etc/mailsvc/helper.env');
-        expect(text).toMatch(/^Environment=.*MAILSVC_HELPER=direct/m);
+        expect(text).not.toMatch(/^EnvironmentFile=/m);
+        expect(text).not.toMatch(/^Environment=/m);
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -21,8 +21,9 @@ export const BACKUP_UNITS = ['mailsvc-backup.service', 'mailsvc-backup.timer', '
 /**
  * The backup and verify units: deploy/systemd's templates, the ones
  * `mailsvc install` installs, with one OnCalendar= line per ONCALENDAR line in
- * the backup timer (verify stays weekly). Both run as root with
- * MAILSVC_HELPER=direct and helper.env (the remotes' RCLONE_CONFIG_*), one at
+ * the backup timer (verify stays weekly). Both run as root and carry no
+ * settings: mailsvc.conf and root's backup-secrets.conf (the remotes'
+ * RCLONE_CONFIG_*) are read by the program; they run one at
  * a time (the lock refuses a second), Persistent=true so a run missed while
  * the host was off happens at boot.
  */

@@ -2,8 +2,9 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, s
 import { dirname, join } from 'node:path';
 import { exec } from '../../adapters/exec.js';
 import { AppError } from '../../shared/errors.js';
-import { applyPlan, BACKUP_DIR, COMMAND_LINK as LINK, plannedDirs, serviceIds, SETTINGS_FILE, UNIT_DIR } from './ownership-plan.js';
+import { applyPlan, BACKUP_DIR, BACKUP_SECRETS_FILE, COMMAND_LINK as LINK, plannedDirs, serviceIds, SETTINGS_FILE, UNIT_DIR } from './ownership-plan.js';
 import { renderUnits, UNITS } from './unit-plan.js';
+import { migrateOldSettings } from './settings-migration.js';
 import type { InstallSwitches } from './unit-plan.js';
 
 /**
@@ -111,6 +112,10 @@ export async function install(input: InstallInput): Promise<InstallReport> {
     writeFileSync(at(SETTINGS_FILE), settingsFile(s), { mode: 0o640 });
     r.done.push(`wrote the settings file ${SETTINGS_FILE}`);
   }
+  // Before the units are rendered again: an older host's mailsvc.env, helper.env and unit Environment= lines.
+  const moved = migrateOldSettings(at);
+  r.done.push(...moved.done);
+  r.left.push(...moved.left);
 
   const postdropGroup = groupExists(at('/etc/group'), 'postdrop');
   const units = renderUnits(input.templateDir, s, { postdropGroup });
@@ -156,7 +161,7 @@ export async function install(input: InstallInput): Promise<InstallReport> {
     `set the administrator password: mailsvc admin set-password (writes MAILSVC_ADMIN_PASSWORD_HASH into ${SETTINGS_FILE})`,
     'put nginx in front: deploy/nginx/mailsvc.conf into /etc/nginx/sites-enabled/, with your certificate; nginx -t && systemctl reload nginx',
     'connect Postfix and Dovecot: deploy/postfix/README.md, deploy/dovecot/README.md',
-    `settings for the privileged helper (daemon paths), if not the Debian defaults: /etc/mailsvc/helper.env (root:root 0600; a re-run of mailsvc install sets that)`,
+    `every setting, the privileged helper's daemon paths too (if not the Debian defaults), goes into ${SETTINGS_FILE}; off-site backup remotes (RCLONE_CONFIG_*) into ${BACKUP_SECRETS_FILE} (root:root 0600)`,
   );
   return host ? r : underRoot(r, input.root);
 }

@@ -24,8 +24,11 @@ export type PlanEntry = {
 };
 
 export const SETTINGS_FILE = '/etc/mailsvc/mailsvc.conf';
-export const HELPER_ENV = '/etc/mailsvc/helper.env';
-export const SERVICE_ENV = '/etc/mailsvc/mailsvc.env';
+/** Root's alone (root:root 0600): the off-site remotes' definitions and credentials, the backup encryption key. */
+export const BACKUP_SECRETS_FILE = '/etc/mailsvc/backup-secrets.conf';
+/** Settings files of older releases: `mailsvc install` moves what they hold into SETTINGS_FILE (settings-migration.ts). */
+export const OLD_SERVICE_ENV = '/etc/mailsvc/mailsvc.env';
+export const OLD_HELPER_ENV = '/etc/mailsvc/helper.env';
 export const COMMAND_LINK = '/usr/local/bin/mailsvc';
 export const UNIT_DIR = '/etc/systemd/system';
 export const BACKUP_DIR = '/var/backups/mailsvc';
@@ -38,8 +41,7 @@ export function ownershipPlan(installRoot: string): PlanEntry[] {
   return [
     { path: '/etc/mailsvc', kind: 'dir', owner: 'root', group: 'service', mode: 0o750 },
     { path: SETTINGS_FILE, kind: 'file', owner: 'root', group: 'service', mode: 0o640 },
-    { path: SERVICE_ENV, kind: 'file', owner: 'root', group: 'service', mode: 0o640, optional: true },
-    { path: HELPER_ENV, kind: 'file', owner: 'root', group: 'root', mode: 0o600, optional: true },
+    { path: BACKUP_SECRETS_FILE, kind: 'file', owner: 'root', group: 'root', mode: 0o600, optional: true },
     { path: '/var/lib/mailsvc', kind: 'dir', owner: 'service', group: 'service', mode: 0o2770 },
     { path: '/var/log/mailsvc', kind: 'dir', owner: 'service', group: 'service', mode: 0o750 },
     // Root writes the backups; the service only reads them (GET /admin/backups).

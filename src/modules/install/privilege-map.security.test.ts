@@ -6,7 +6,7 @@
  * the old updater left owned by the service user. Then every unit systemd
  * runs as root is walked: its program (following the links into the whole
  * release `current` names), its EnvironmentFile=s, the unit file, the command
- * link, the settings, the helper's settings and the backup directory; as
+ * link, the settings, the backups' root-only secrets and the backup directory; as
  * `nobody` (setpriv, with the group the plan gives the service user) none of
  * them, nor a directory above them up to DIR, may be writable. And no unit
  * running as the service user may have a ReadWritePaths= over code root runs.
@@ -30,7 +30,7 @@ const INSTALL_ROOT = '/opt/mailsvc';
 const UNIT_DIR = '/etc/systemd/system';
 const COMMAND_LINK = '/usr/local/bin/mailsvc';
 const SETTINGS_FILE = '/etc/mailsvc/mailsvc.conf';
-const HELPER_ENV = '/etc/mailsvc/helper.env';
+const BACKUP_SECRETS = '/etc/mailsvc/backup-secrets.conf';
 const BACKUP_DIR = '/var/backups/mailsvc';
 const VERSION = '7.7.7';
 
@@ -127,7 +127,7 @@ describe.skipIf(!canRun)('privilege map after mailsvc install --root DIR --servi
       }
       for (const env of u.values('EnvironmentFile')) for (const p of follow(env.replace(/^-/, ''))) add(p);
     }
-    for (const p of [COMMAND_LINK, SETTINGS_FILE, HELPER_ENV, BACKUP_DIR, join(INSTALL_ROOT, 'current')]) for (const q of follow(p)) add(q);
+    for (const p of [COMMAND_LINK, SETTINGS_FILE, BACKUP_SECRETS, BACKUP_DIR, join(INSTALL_ROOT, 'current')]) for (const q of follow(p)) add(q);
     for (const p of [...paths]) for (let d = dirname(p); d.startsWith(dir); d = dirname(d)) paths.add(d);
     return { paths: [...paths].sort(), executed: [...executed].sort() };
   }
@@ -157,8 +157,8 @@ describe.skipIf(!canRun)('privilege map after mailsvc install --root DIR --servi
     execFileSync('chmod', ['-R', 'g+w', staged]);
     dir = join(tmp, 'root');
     mkdirSync(join(dir, 'etc/mailsvc'), { recursive: true });
-    // The helper's settings, written by an administrator before the install (the installer does not make them).
-    writeFileSync(join(dir, HELPER_ENV), 'MAILSVC_POSTFIX_CONFIG_DIR=/etc/postfix\n', { mode: 0o644 });
+    // The backups' root-only secrets, written by an administrator before the install (the installer does not make them).
+    writeFileSync(join(dir, BACKUP_SECRETS), 'RCLONE_CONFIG_OFFSITE_TYPE=sftp\n', { mode: 0o644 });
     const r = spawnSync(process.execPath, [join(staged, 'dist/bundle/mailsvc.js'), 'install', '--root', dir, '--service-user', 'nobody', '--json'], {
       cwd: tmp,
       env: {
@@ -196,7 +196,7 @@ describe.skipIf(!canRun)('privilege map after mailsvc install --root DIR --servi
     expect(mode(join(INSTALL_ROOT, 'releases', VERSION, 'dist/bundle/mailsvc.js'))).toMatchObject({ uid: 0, gid: 0 });
     expect(mode('/etc/mailsvc')).toEqual({ uid: 0, gid: nobodyGid, mode: 0o750 });
     expect(mode(SETTINGS_FILE)).toEqual({ uid: 0, gid: nobodyGid, mode: 0o640 });
-    expect(mode(HELPER_ENV)).toEqual({ uid: 0, gid: 0, mode: 0o600 });
+    expect(mode(BACKUP_SECRETS)).toEqual({ uid: 0, gid: 0, mode: 0o600 });
     expect(mode(BACKUP_DIR)).toEqual({ uid: 0, gid: nobodyGid, mode: 0o750 });
     expect(mode(join(INSTALL_ROOT, 'snapshots'))).toEqual({ uid: 0, gid: 0, mode: 0o700 });
     expect(mode('/var/lib/mailsvc')).toEqual({ uid: NOBODY, gid: nobodyGid, mode: 0o2770 });
@@ -216,8 +216,10 @@ describe.skipIf(!canRun)('privilege map after mailsvc install --root DIR --servi
     expect(paths.length).toBeGreaterThan(100);
     // Not vacuous: the service user reaches and reads the code.
     expect(writableByService([bundle], '-r')).toEqual([bundle]);
-    // The helper's settings are root's alone.
-    expect(writableByService([inDir(HELPER_ENV)], '-r')).toEqual([]);
+    // The backups' secrets are root's alone: the service user cannot even read them.
+    expect(writableByService([inDir(BACKUP_SECRETS)], '-r')).toEqual([]);
+    // No root unit takes settings from anywhere but the files above: no EnvironmentFile=, no MAILSVC_* in the unit.
+    for (const u of units) expect(u.text, u.name).not.toMatch(/^EnvironmentFile=|^Environment=.*MAILSVC_/m);
     expect(writableByService(paths).map(onHost)).toEqual([]);
     // And the same check does see what the service user may write: its own data directory.
     expect(writableByService([inDir('/var/lib/mailsvc')])).toEqual([inDir('/var/lib/mailsvc')]);

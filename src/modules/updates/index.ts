@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import type { Infra } from '../../infra/index.js';
 import type { UpdateChannel } from '../../config/update-settings.js';
 import { packageRoot } from '../../config/layout.js';
 import { SERVICE_VERSION } from '../../shared/version.js';
+import { AppError } from '../../shared/errors.js';
 import type { JobContext, JobRunner } from '../jobs/index.js';
 import { createSnapshotter } from './db-snapshot.js';
 import type { DatabaseSnapshotter } from './db-snapshot.js';
@@ -30,6 +32,16 @@ export type UpdatesDeps = {
   snapshotter?: DatabaseSnapshotter;
 };
 
+/** The PEM of MAILSVC_UPDATE_CA_FILE, or undefined when it is not set. */
+function feedCa(file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new AppError('unavailable', `MAILSVC_UPDATE_CA_FILE (${file}) cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)}): put the mirror's CA certificate there, or remove the setting from /etc/mailsvc/mailsvc.conf`);
+  }
+}
+
 /**
  * Updates: check a channel's signed feed; apply a release as a job that rolls
  * itself back (docs/updates.md). The apply job runs outside the service it
@@ -44,7 +56,10 @@ export function createUpdatesModule(infra: Pick<Infra, 'settings' | 'db' | 'outb
     channel: deps.channel,
     currentVersion: deps.currentVersion ?? SERVICE_VERSION,
     publicKeyFile: deps.publicKeyFile ?? publicKeyPath(packageRoot()),
-    ca: deps.ca,
+    // Read when a feed is fetched: a missing or unreadable file then says which setting names it.
+    get ca(): string | undefined {
+      return deps.ca ?? feedCa(s.updates.caFile);
+    },
   });
   const host = s.apiHost === '0.0.0.0' || s.apiHost === '::' ? '127.0.0.1' : s.apiHost;
   const probe: HealthProbe = {

@@ -35,7 +35,7 @@ describe('update check against a real feed', () => {
   };
   const service = (allow = true, channel: 'stable' | 'nightly' = 'stable') =>
     new UpdateService({
-      settings: { channel, feedUrls: { stable: `${origin}/stable`, nightly: `${origin}/nightly` }, autoUpdates: false, installRoot: join(dir, 'opt'), healthTimeout: 5, maxArchiveBytes: 1 << 20 },
+      settings: { channel, feedUrls: { stable: `${origin}/stable`, nightly: `${origin}/nightly` }, autoUpdates: false, installRoot: join(dir, 'opt'), healthTimeout: 5, maxArchiveBytes: 1 << 20, caFile: undefined },
       outbound: { allowHosts: allow ? [origin.slice('https://'.length)] : [] },
       db,
       channel: () => Promise.resolve(channel),
