@@ -8,7 +8,7 @@ import type { DaemonPlan, WiringContext } from './types.js';
 /** postsrsd's defaults file with SRS_DOMAIN set (the line replaced, or added); everything else kept. */
 export function withSrsDomain(text: string, domain: string): string {
   const line = `SRS_DOMAIN=${domain}`;
-  if (/^#?\s*SRS_DOMAIN=.*$/m.test(text)) return text.replace(/^#?\s*SRS_DOMAIN=.*$/m, line);
+  if (/^#?[ \t]*SRS_DOMAIN=.*$/m.test(text)) return text.replace(/^#?[ \t]*SRS_DOMAIN=.*$/m, line);
   return `${text.replace(/\n?$/, '\n')}${line}\n`;
 }
 
