@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { LocalFileHost } from '../../src/adapters/config-applier/index.js';
@@ -59,7 +59,11 @@ export function wiringRoot(root: string): WiringInput['ctx']['paths'] {
   if (!debianDovecotConfigUnavailable()) copyDebianDovecotConfig(p('dovecot'));
   mkdirSync(p('rspamd', 'local.d'), { recursive: true });
   mkdirSync(p('rspamd', 'override.d'), { recursive: true });
-  if (existsSync('/etc/nginx/nginx.conf')) cpSync('/etc/nginx', p('nginx'), { recursive: true });
+  if (existsSync('/etc/nginx/nginx.conf')) {
+    cpSync('/etc/nginx', p('nginx'), { recursive: true });
+    // The copy includes its own sites-enabled/ and conf.d/ (Debian's nginx.conf names them by absolute path).
+    writeFileSync(p('nginx', 'nginx.conf'), readFileSync(p('nginx', 'nginx.conf'), 'utf8').replaceAll('include /etc/nginx/', `include ${p('nginx')}/`));
+  }
   if (existsSync('/etc/fail2ban')) cpSync('/etc/fail2ban', p('fail2ban'), { recursive: true });
   mkdirSync(p('default'), { recursive: true });
   if (existsSync('/etc/default/postsrsd')) cpSync('/etc/default/postsrsd', p('default', 'postsrsd'));

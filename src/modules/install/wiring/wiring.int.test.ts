@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { snapshotTree } from '../../../../test/helpers/fs-snapshot.js';
@@ -65,6 +65,16 @@ const expectWired: Record<WiredDaemon, (p: WiringInput['ctx']['paths']) => void>
     expect(text).not.toMatch(/^flush ruleset/m);
     expect(text).toMatch(/^table inet filter\ndelete table inet filter$/m);
   },
+};
+
+/** A change to the copy that the daemon's own checker refuses, once mailsvc's files are laid over it (none for Postfix: postfix check passes what postconf writes). */
+const breakIt: Partial<Record<WiredDaemon, (p: WiringInput['ctx']['paths']) => void>> = {
+  dovecot: (p) => writeFileSync(join(p.dovecotConf, '..', 'conf.d', '99-broken.conf'), 'no_such_setting = 1\n'),
+  nginx: (p) => writeFileSync(join(p.nginxConf, '..', 'conf.d', 'broken.conf'), 'no_such_directive on;\n'),
+  fail2ban: (p) => writeFileSync(join(p.fail2banDir, 'jail.d', 'broken.local'), '[no-such-jail]\nenabled = true\nfilter = no-such-filter\nlogpath = /dev/null\n'),
+  rspamd: (p) => writeFileSync(join(p.rspamdLocalDir, 'options.inc'), 'dns {{{\n'),
+  postsrsd: (p) => writeFileSync(p.postsrsdDefaults, 'if then\n', { flag: 'a' }),
+  nftables: (p) => writeFileSync(p.nftablesConf, 'table inet broken { chain c { no such thing } }\n', { flag: 'a' }),
 };
 
 describe.each(available)('install wires %s', (daemon) => {
@@ -128,4 +138,16 @@ describe.each(available)('install wires %s', (daemon) => {
     const now = snapshotTree(dir);
     for (const [path, content] of before) if (!path.includes('mailsvc.conf')) expect(now.get(path), path).toBe(content);
   }, 180_000);
+
+  it.skipIf(breakIt[daemon] === undefined)('a configuration its checker refuses: nothing is written, nothing reloaded, the failure says why', async () => {
+    breakIt[daemon]?.(paths);
+    const before = snapshotTree(dir);
+    const { input, reloader } = wiringInput(paths, { only: [daemon] });
+    const r = await wireDaemons(input);
+    expect(mine(r)).toMatchObject({ status: 'failed' });
+    expect(mine(r)?.detail).toMatch(/refused the new configuration: .*; its files are as they were$/s);
+    expect(reloader.reloads).toEqual([]);
+    const now = snapshotTree(dir);
+    for (const [path, content] of before) expect(now.get(path), path).toBe(content);
+  }, 120_000);
 });
