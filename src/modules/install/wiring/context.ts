@@ -51,7 +51,8 @@ export function hostWiring(s: Settings, deployDir: string, opts: { dryRun: boole
     noWire: opts.noWire,
     host: localHostOps(run),
     files: new LocalFileHost(),
-    reloader: commandReloader(Object.fromEntries(Object.entries(UNITS).map(([d, unit]) => [d, ['systemctl', 'reload-or-restart', unit] as const]))),
+    // Dovecot is restarted: its new listeners (Postfix's SASL and LMTP sockets) and the auth workers' groups take effect at once.
+    reloader: commandReloader(Object.fromEntries(Object.entries(UNITS).map(([d, unit]) => [d, ['systemctl', d === 'dovecot' ? 'restart' : 'reload-or-restart', unit] as const]))),
     writeSetting: (k, v) => writeSettingsKey(s.configFile, k, v),
     readSettings: () => readSettingsFile(s.configFile),
   };
