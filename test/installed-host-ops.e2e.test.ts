@@ -122,7 +122,13 @@ describe.skipIf(missing !== null)('installed host: the mail daemons wired by mai
     expect(third.code, third.stderr).toBe(0);
     expect(statuses(third.stdout)).toEqual({ postfix: 'already wired', dovecot: 'already wired', rspamd: 'already wired', nginx: 'not installed', fail2ban: 'already wired', postsrsd: 'already wired', nftables: 'already wired' });
     expect(await sh('systemctl is-enabled nftables; grep -c "^flush ruleset" /etc/nftables.conf || true')).toBe('enabled\n0\n');
+    // fail2ban's table (made at its first ban) survives a reload of nftables.service, which reads /etc/nftables.conf.
+    await sh('fail2ban-client set mailsvc-auth banip 192.0.2.45');
+    await until('the ban in nftables', async () => ((await sh('nft list ruleset')).includes('192.0.2.45') ? true : undefined));
+    await sh('systemctl reload nftables');
     expect(await sh('nft list tables')).toMatch(/f2b-table/);
+    expect(await sh('nft list ruleset')).toContain('192.0.2.45');
+    await sh('fail2ban-client set mailsvc-auth unbanip 192.0.2.45');
   }, 600_000);
 
   it('the wiring leaves no unit failed; the hook and policy sockets belong to the groups dovecot and postfix', async () => {
