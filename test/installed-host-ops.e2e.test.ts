@@ -1,9 +1,9 @@
 /**
  * Issue 21, the mail daemons and the host operations on a real install: the
  * release installed on a Debian 12 guest under systemd (test/helpers/
- * installed-guest.ts), Postfix, Dovecot, Rspamd, postsrsd and fail2ban wired
- * by running the `sh` blocks of docs/install.md "Wiring the mail daemons" as
- * they stand in the installed release. Then a login and a submission through
+ * installed-guest.ts), Postfix, Dovecot, Rspamd, fail2ban and nftables wired
+ * by `mailsvc install` itself, and postsrsd by running it again once SRS is
+ * switched on (docs/install.md, Wiring the mail daemons; no shell step). Then a login and a submission through
  * mailsvc's Dovecot hook and Postfix policy service (their Unix sockets), and
  * every host operation through the socket-activated root helper, each seen in
  * its daemon: the queue in `postqueue -j`, bans in fail2ban and nftables, the
@@ -26,19 +26,9 @@ const SRS_DOMAIN = 'srs.example.net';
 /** The administrator's address as the trusted proxy (nginx, docs/install.md) forwards it. */
 const ADMIN_IP = '198.51.100.20';
 
-/** The `sh` blocks of docs/install.md's "Wiring the mail daemons", in order, as one script. */
-function wiringScript(installMd: string): string {
-  const start = installMd.indexOf('\n## Wiring the mail daemons');
-  if (start < 0) throw new Error('docs/install.md has no "Wiring the mail daemons" section');
-  const end = installMd.indexOf('\n## ', start + 1);
-  const section = installMd.slice(start, end < 0 ? undefined : end);
-  const blocks = [...section.matchAll(/^( *)```sh\n([\s\S]*?)^ *```$/gm)].map((m) => {
-    const indent = (m[1] ?? '').length;
-    return (m[2] ?? '').split('\n').map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length))).join('\n');
-  });
-  if (blocks.length < 5) throw new Error(`expected the wiring steps as sh blocks, found ${blocks.length}`);
-  return blocks.join('\n');
-}
+type Wiring = { daemons: { daemon: string; status: string; changes: string[]; detail?: string }[] };
+/** Each daemon's status in `mailsvc install --json`'s report. */
+const statuses = (out: string): Record<string, string> => Object.fromEntries((JSON.parse(out) as { wiring: Wiring }).wiring.daemons.map((d) => [d.daemon, d.status]));
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -58,13 +48,16 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 
   throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
 }
 
-describe.skipIf(missing !== null)('installed host: the mail daemons wired as docs/install.md says, every host operation through the helper', () => {
+describe.skipIf(missing !== null)('installed host: the mail daemons wired by mailsvc install, every host operation through the helper', () => {
   let ig: InstalledGuest;
   let guest: Guest;
   let bearer = '';
   let selector = '';
   let appPassword = '';
   let queueId = '';
+  let dryRun: Record<string, string> = {};
+  let dryUnchanged = false;
+  let secondRun: Record<string, string> = {};
 
   const sh = (script: string, timeoutMs = 120_000): Promise<string> => guest.sh(script, { timeoutMs });
   const call = (method: string, path: string, body?: unknown) => api(guest, method, path, bearer, body);
@@ -90,11 +83,19 @@ describe.skipIf(missing !== null)('installed host: the mail daemons wired as doc
     guest = ig.guest;
     bearer = ig.bearer;
     // This host is reached through nginx on loopback (docs/install.md, nginx), and a
-    // forced firewall change waits 20 s for its confirmation here, not 120 s.
-    await sh(`printf 'MAILSVC_TRUSTED_PROXIES=127.0.0.1\\nMAILSVC_FIREWALL_REVERT_SECONDS=20\\n' >> /etc/mailsvc/mailsvc.conf`);
-    const script = wiringScript(await sh('cat /opt/mailsvc/current/docs/install.md'));
-    const wired = await guest.run(['sh', '-e', '-c', script], { timeoutMs: 600_000 });
-    if (wired.code !== 0) throw new Error(`the wiring steps of docs/install.md failed (exit ${wired.code}):\n${wired.stdout}\n${wired.stderr}`);
+    // forced firewall change waits 20 s for its confirmation here, not 120 s. SRS switched
+    // on after the first install: postsrsd is wired by running install again.
+    await sh(`printf 'MAILSVC_TRUSTED_PROXIES=127.0.0.1\\nMAILSVC_FIREWALL_REVERT_SECONDS=20\\nMAILSVC_ENABLE_SRS=yes\\nMAILSVC_SRS_DOMAIN=${SRS_DOMAIN}\\n' >> /etc/mailsvc/mailsvc.conf`);
+    const etc = async (): Promise<string> => sh('cd /etc && cat postfix/main.cf postfix/master.cf default/postsrsd dovecot/conf.d/*.conf nftables.conf fail2ban/jail.d/* mailsvc/mailsvc.conf | sha256sum');
+    const before = await etc();
+    const dry = await guest.run(['mailsvc', 'install', '--dry-run', '--json'], { timeoutMs: 300_000 });
+    if (dry.code !== 0) throw new Error(`mailsvc install --dry-run exited ${dry.code}\n${dry.stdout}\n${dry.stderr}`);
+    dryRun = statuses(dry.stdout);
+    dryUnchanged = (await etc()) === before;
+    const again = await guest.run(['mailsvc', 'install', '--json'], { timeoutMs: 600_000 });
+    if (again.code !== 0) throw new Error(`mailsvc install (again, SRS on) exited ${again.code}\n${again.stdout}\n${again.stderr}`);
+    secondRun = statuses(again.stdout);
+    if (Object.values(secondRun).includes('failed')) throw new Error(`mailsvc install could not wire a daemon:\n${again.stdout}`);
     // The guest has no network: mail to other domains stays in the queue, deferred.
     await sh('postconf -e "relayhost = [127.0.0.1]:2" && postfix reload');
     await ig.healthy();
@@ -112,6 +113,23 @@ describe.skipIf(missing !== null)('installed host: the mail daemons wired as doc
   afterAll(async () => {
     await ig?.dispose();
   }, 180_000);
+
+  it('install wired each daemon; --dry-run changed nothing; SRS switched on wires postsrsd on the next run; a third run finds all wired', async () => {
+    expect(dryUnchanged).toBe(true);
+    expect(dryRun).toMatchObject({ postsrsd: 'would wire', postfix: 'would wire', dovecot: 'already wired', nginx: 'not installed' });
+    expect(secondRun).toEqual({ postfix: 'wired', dovecot: 'already wired', rspamd: 'already wired', nginx: 'not installed', fail2ban: 'already wired', postsrsd: 'wired', nftables: 'already wired' });
+    const third = await guest.run(['mailsvc', 'install', '--json'], { timeoutMs: 600_000 });
+    expect(third.code, third.stderr).toBe(0);
+    expect(statuses(third.stdout)).toEqual({ postfix: 'already wired', dovecot: 'already wired', rspamd: 'already wired', nginx: 'not installed', fail2ban: 'already wired', postsrsd: 'already wired', nftables: 'already wired' });
+    expect(await sh('systemctl is-enabled nftables; grep -c "^flush ruleset" /etc/nftables.conf || true')).toBe('enabled\n0\n');
+    // fail2ban's table (made at its first ban) survives a reload of nftables.service, which reads /etc/nftables.conf.
+    await sh('fail2ban-client set mailsvc-auth banip 192.0.2.45');
+    await until('the ban in nftables', async () => ((await sh('nft list ruleset')).includes('192.0.2.45') ? true : undefined));
+    await sh('systemctl reload nftables');
+    expect(await sh('nft list tables')).toMatch(/f2b-table/);
+    expect(await sh('nft list ruleset')).toContain('192.0.2.45');
+    await sh('fail2ban-client set mailsvc-auth unbanip 192.0.2.45');
+  }, 600_000);
 
   it('the wiring leaves no unit failed; the hook and policy sockets belong to the groups dovecot and postfix', async () => {
     for (const unit of ['mailsvc', 'dovecot', 'postfix', 'rspamd', 'postsrsd', 'fail2ban']) expect(`${unit} ${(await guest.run(['systemctl', 'is-active', unit])).stdout.trim()}`).toBe(`${unit} active`);

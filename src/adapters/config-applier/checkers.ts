@@ -1,4 +1,4 @@
-import { cpSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { run } from '../exec.js';
@@ -160,11 +160,32 @@ export function systemdChecker(exec: RunFn = run): ConfigChecker {
 }
 
 /**
+ * In a staged nginx tree, `include <live dir>/…` (Debian's nginx.conf names
+ * /etc/nginx/sites-enabled/* and conf.d/*.conf by absolute path) made to
+ * read the staged copy, so the new files are the ones checked.
+ */
+function pointIncludesAt(staged: string, live: string): void {
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) {
+        const text = readFileSync(p, 'utf8');
+        const next = text.replace(/^(\s*include\s+)(\S+)/gm, (m, head: string, target: string) => (target.startsWith(`${live}/`) ? `${head}${staged}/${target.slice(live.length + 1)}` : m));
+        if (next !== text) writeFileSync(p, next);
+      }
+    }
+  };
+  walk(staged);
+}
+
+/**
  * `nginx -t -q -c <staged copy>/nginx.conf`: the whole configuration parsed,
- * relative includes (sites-enabled/, snippets/) resolved in a copy of the
+ * includes (sites-enabled/, snippets/, conf.d/; by a relative path or by an
+ * absolute one inside the configuration directory) resolved in a copy of the
  * directory that holds nginx.conf, with the new files laid over it. An
- * include by absolute path still reads the live file. nginx opens the log
- * files the configuration names (it appends nothing to them).
+ * include elsewhere still reads the live file. nginx opens the log files the
+ * configuration names (it appends nothing to them).
  */
 export function nginxChecker(configFile: string, exec: RunFn = run): ConfigChecker {
   return {
@@ -173,6 +194,7 @@ export function nginxChecker(configFile: string, exec: RunFn = run): ConfigCheck
       withScratch(async (dir) => {
         const staged = join(dir, 'nginx');
         stageTree(dirname(configFile), files, staged);
+        pointIncludesAt(staged, dirname(configFile));
         return runChecker(exec, 'nginx', ['-t', '-q', '-p', `${staged}/`, '-c', join(staged, basename(configFile))]);
       }),
   };

@@ -4,10 +4,17 @@ import type { Infra } from '../../infra/index.js';
 import { packageRoot } from '../../config/layout.js';
 import { readSettingsFile } from '../../config/settings-file.js';
 import { exec } from '../../adapters/exec.js';
+import { AppError } from '../../shared/errors.js';
 import { SERVICE_VERSION } from '../../shared/version.js';
 import { install, uninstall } from './installer.js';
 import type { InstallReport } from './installer.js';
 import { readSwitches } from './unit-plan.js';
+import { hostWiring } from './wiring/context.js';
+import { wireDaemons } from './wiring/index.js';
+import type { WiredDaemon } from './wiring/index.js';
+
+/** How `mailsvc install` treats the mail daemons: --dry-run (only say what would change), --no-wire DAEMON. */
+export type WiringOptions = { dryRun: boolean; noWire: readonly WiredDaemon[] };
 
 export type { InstallReport } from './installer.js';
 export { installCommands } from './commands.js';
@@ -34,8 +41,14 @@ export function createInstallModule(infra: Pick<Infra, 'settings'>) {
   const switches = () => readSwitches({ ...readSettingsFile(s.configFile), ...process.env }, s.updates.installRoot);
   const pkg = packageRoot();
   return {
-    install: (root: string, serviceUser?: string): Promise<InstallReport> =>
-      install({
+    install: async (root: string, serviceUser?: string, wiring: WiringOptions = { dryRun: false, noWire: [] }): Promise<InstallReport> => {
+      if (wiring.dryRun) {
+        if (root !== '/') throw new AppError('bad_request', '--dry-run previews the wiring of this host\'s mail daemons: it does not go with --root');
+        if (process.getuid?.() !== 0) throw new AppError('forbidden', 'mailsvc install --dry-run reads the daemons\' configuration as root: run it as root');
+        const report = await wireDaemons(hostWiring(s, join(pkg, 'deploy'), wiring));
+        return { root, done: [], skipped: ['everything (--dry-run): mailsvc itself (user, release, settings, units) and the mail daemons below are left as they are'], left: [], wiring: report };
+      }
+      return install({
         root,
         serviceUser,
         switches: switches(),
@@ -46,7 +59,9 @@ export function createInstallModule(infra: Pick<Infra, 'settings'>) {
         // As the service user, so an SQLite file it creates is the service's.
         waitForService: () => waitForService(`http://${s.apiHost.includes(':') ? `[${s.apiHost}]` : s.apiHost}:${s.apiPort}/health`, s.secretKey === undefined ? join(s.dataDir, 'secret.key') : null),
         migrate: async () => (await exec('runuser', ['-u', 'mailsvc', '--', '/usr/local/bin/mailsvc', 'db', 'migrate'], { timeoutMs: 600_000 })).stdout.trim() || 'applied',
-      }),
+        wire: () => wireDaemons(hostWiring(s, join(pkg, 'deploy'), wiring)),
+      });
+    },
     uninstall: (root: string): Promise<InstallReport> => uninstall(root, s.updates.installRoot),
   };
 }

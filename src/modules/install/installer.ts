@@ -6,6 +6,7 @@ import { applyPlan, BACKUP_DIR, BACKUP_SECRETS_FILE, COMMAND_LINK as LINK, plann
 import { renderUnits, UNITS } from './unit-plan.js';
 import { migrateOldSettings } from './settings-migration.js';
 import type { InstallSwitches } from './unit-plan.js';
+import type { WiringReport } from './wiring/index.js';
 
 /**
  * `mailsvc install` / `uninstall`. With `root` = '/' it acts on the host
@@ -15,7 +16,7 @@ import type { InstallSwitches } from './unit-plan.js';
  * idempotent: re-running re-renders the units (the spec's way to change
  * ONCALENDAR) and keeps the settings file an administrator edited.
  */
-export type InstallReport = { root: string; done: string[]; skipped: string[]; left: string[] };
+export type InstallReport = { root: string; done: string[]; skipped: string[]; left: string[]; /** The mail daemons, each wired, already wired, not installed or left alone (host mode). */ wiring?: WiringReport };
 
 export type InstallInput = {
   root: string;
@@ -40,6 +41,8 @@ export type InstallInput = {
    * applied for it when it exists and this runs as root.
    */
   serviceUser?: string;
+  /** Wires the installed mail daemons to mailsvc (host mode; wiring/index.ts), before the service restarts with the settings it wrote. */
+  wire?(): Promise<WiringReport>;
 };
 
 const SERVICE_USER = 'mailsvc';
@@ -148,6 +151,7 @@ export async function install(input: InstallInput): Promise<InstallReport> {
     await sh('systemctl', ['daemon-reload']);
     await sh('systemctl', ['enable', '--now', 'mailsvc-helper.socket']);
     r.done.push(`migrations: ${await input.migrate()}`);
+    if (input.wire) r.wiring = await input.wire();
     await sh('systemctl', ['enable', ...enabled.filter((n) => n !== 'mailsvc-helper.socket')]);
     await sh('systemctl', ['restart', ...units.filter((u) => u.start && u.name.endsWith('.timer')).map((u) => u.name)]);
     await sh('systemctl', ['restart', 'mailsvc.service']);
@@ -159,8 +163,7 @@ export async function install(input: InstallInput): Promise<InstallReport> {
 
   r.left.push(
     `set the administrator password: mailsvc admin set-password (writes MAILSVC_ADMIN_PASSWORD_HASH into ${SETTINGS_FILE})`,
-    'put nginx in front: deploy/nginx/mailsvc.conf into /etc/nginx/sites-enabled/, with your certificate; nginx -t && systemctl reload nginx',
-    'connect Postfix and Dovecot: deploy/postfix/README.md, deploy/dovecot/README.md',
+    ...(r.wiring ? [] : ['put nginx in front: deploy/nginx/mailsvc.conf into /etc/nginx/sites-enabled/, with your certificate; nginx -t && systemctl reload nginx', 'connect Postfix and Dovecot: deploy/postfix/README.md, deploy/dovecot/README.md']),
     `every setting, the privileged helper's daemon paths too (if not the Debian defaults), goes into ${SETTINGS_FILE}; off-site backup remotes (RCLONE_CONFIG_*) into ${BACKUP_SECRETS_FILE} (root:root 0600)`,
   );
   return host ? r : underRoot(r, input.root);
