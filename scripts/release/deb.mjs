@@ -193,6 +193,8 @@ export function buildDeb({ pkgDir, outDir, say, compression = 'gzip' }) {
 const LINTIAN_OVERRIDES = `# The release carries its own Node.js (usr/lib/mailsvc/runtime/bin/node): bin/mailsvc starts every script with
 # it, never through a script's #! line, so no nodejs package is needed (Debian 12's is too old for mailsvc).
 mailsvc: missing-dep-for-interpreter node (does not satisfy nodejs:any) [usr/lib/mailsvc/*]
+# Node.js builds its own zlib into its binary (as upstream releases it); it is the runtime this package carries.
+mailsvc: embedded-library zlib [usr/lib/mailsvc/runtime/bin/node]
 # Test scripts of a dependency (fastify's), never run on a host.
 mailsvc: wrong-path-for-interpreter /usr/bin/bash != /bin/bash [usr/lib/mailsvc/node_modules/*]
 `;
