@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { exec } from '../../adapters/exec.js';
 import { AppError } from '../../shared/errors.js';
@@ -116,7 +116,10 @@ export async function install(input: InstallInput): Promise<InstallReport> {
   }
 
   const postdropGroup = groupExists(at('/etc/group'), 'postdrop');
-  const units = renderUnits(input.templateDir, s, { postdropGroup });
+  // The units of the release that runs: a newer `current` this older package kept has its own.
+  const currentUnits = join(current, 'deploy', 'systemd');
+  const runsOther = input.layout === 'installed' && existsSync(currentUnits) && realpathSync(current) !== realpathSync(at(release));
+  const units = renderUnits(runsOther ? currentUnits : input.templateDir, s, { postdropGroup });
   if (host && !postdropGroup) r.left.push('the API cannot read the Postfix queue yet (no group postdrop: Postfix is not installed): install Postfix, then run mailsvc install again');
   mkdirSync(at(UNIT_DIR), { recursive: true });
   for (const u of units) {
