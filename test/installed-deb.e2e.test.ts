@@ -38,7 +38,7 @@ describe.skipIf(missing !== null)('the .deb installed on a Debian 12 host with n
   const apt = (args: string[]) => guest.run(['apt-get', '-y', '-o', 'Dpkg::Use-Pty=0', ...args], { env: { DEBIAN_FRONTEND: 'noninteractive' }, timeoutMs: 600_000 });
   const active = async (unit: string): Promise<string> => (await guest.run(['systemctl', 'is-active', unit])).stdout.trim();
   const current = async (): Promise<string> => (await guest.sh('readlink /opt/mailsvc/current')).trim();
-  const domains = async (): Promise<string[]> => (JSON.parse(await guest.sh('mailsvc domains list --json')) as { name: string }[]).map((d) => d.name);
+  const domains = async (): Promise<string[]> => (JSON.parse(await guest.sh('mailsvc domains list --json')) as { items: { name: string }[] }).items.map((d) => d.name);
 
   beforeAll(async () => {
     tmp = mkdtempSync('/var/tmp/mailsvc-deb-e2e-');
