@@ -93,7 +93,7 @@ describe.skipIf(missing !== null)('installed on a Debian 12 host under systemd (
   it('1. mailsvc install from the unpacked release: units start, none failed, no unexpected warning', async () => {
     const name = basename(archive);
     await guest.sh(`cd /root && cp /srv/release/${name} /srv/release/${name}.sha256 . && sha256sum -c ${name}.sha256 && tar -xzf ${name}`);
-    const r = await guest.run(['node', `${unpacked}/dist/bundle/mailsvc.js`, 'install'], { env: { MAILSVC_BACKUP_ONCALENDAR: BACKUP_CALENDAR }, timeoutMs: 300_000 });
+    const r = await guest.run([`${unpacked}/bin/mailsvc`, 'install'], { env: { MAILSVC_BACKUP_ONCALENDAR: BACKUP_CALENDAR }, timeoutMs: 300_000 });
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toMatch(/left for you: set the administrator password/);
     for (const unit of ['mailsvc-helper.socket', 'mailsvc.service', 'mailsvc-backup.timer', 'mailsvc-backup-verify.timer', 'mailsvc-stats.timer', 'mailsvc-dkim-rotate.timer']) {

@@ -5,6 +5,7 @@ import { commandOf, parseCommandIndex } from './command-index.js';
 import type { CommandIndex } from './command-index.js';
 import { buildProgram } from './program.js';
 import { fail } from './output.js';
+import { versionReport } from './version-report.js';
 
 /** The index the build wrote next to the bundle; null where there is none (tsc's output, the tests' sources): all is built. */
 function commandIndex(): CommandIndex | null {
@@ -13,6 +14,13 @@ function commandIndex(): CommandIndex | null {
   } catch {
     return null;
   }
+}
+
+// `mailsvc --version --json`: the version and the Node.js it runs on (the release's own runtime, or the host's).
+const report = versionReport(process.argv.slice(2));
+if (report) {
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  process.exit(0);
 }
 
 const index = commandIndex();

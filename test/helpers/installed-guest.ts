@@ -88,7 +88,7 @@ export async function installedGuest(lower: string, name: string): Promise<Insta
     const g = guest;
     const file = basename(archive);
     await g.sh(`cd /root && cp /srv/release/${file} /srv/release/${file}.sha256 . && sha256sum -c ${file}.sha256 && tar -xzf ${file}`);
-    const install = await g.run(['node', `${unpacked}/dist/bundle/mailsvc.js`, 'install'], { timeoutMs: 300_000 });
+    const install = await g.run([`${unpacked}/bin/mailsvc`, 'install'], { timeoutMs: 300_000 });
     if (install.code !== 0) throw new Error(`mailsvc install exited ${install.code}\n${install.stdout}\n${install.stderr}`);
     const pw = await g.run(['mailsvc', 'admin', 'set-password', '--stdin'], { input: `${ADMIN_PASSWORD}\n`, timeoutMs: 120_000 });
     if (pw.code !== 0) throw new Error(`set-password exited ${pw.code}: ${pw.stderr}`);

@@ -26,7 +26,9 @@ export function productionNodeModules(): string {
   const lock = join(REPO_ROOT, 'package-lock.json');
   const stamp = join(NODE_MODULES_CACHE, '.lock-mtime');
   const want = String(statSync(lock).mtimeMs);
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return NODE_MODULES_CACHE;
+  // A cache from before the release carried its own Node.js holds addons built for this one: made again.
+  const forRuntime = existsSync(join(NODE_MODULES_CACHE, '.mailsvc-runtime'));
+  if (forRuntime && existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return NODE_MODULES_CACHE;
   // Another test run beside this one may build the same cache: each stages into its own
   // directory, and the finished copy is renamed into place (the loser's is thrown away).
   const cache = join(REPO_ROOT, 'var', 'test-cache');
@@ -58,9 +60,18 @@ export function stageRelease(dir: string, version: string, keyFile: string): str
   return dir;
 }
 
-/** Publishes a staged package into `out` (archive, .sha256, signed version.json) as `npm run release` does. */
-export function publishRelease(pkgDir: string, out: string, baseUrl: string, keyFile: string, channel: 'stable' | 'nightly' | 'both' = 'both'): { version: string; sha256: string } {
-  return JSON.parse(release(['--package-dir', pkgDir, '--out', out, '--base-url', baseUrl, '--key', keyFile, '--channel', channel])) as { version: string; sha256: string };
+/**
+ * Publishes a staged package into `out` (archive, .sha256, signed version.json) as `npm run release` does;
+ * the Debian package too with `deb` (it takes a minute: the update tests do without).
+ */
+export function publishRelease(pkgDir: string, out: string, baseUrl: string, keyFile: string, channel: 'stable' | 'nightly' | 'both' = 'both', deb = false): { version: string; sha256: string; deb: string | null } {
+  const args = ['--package-dir', pkgDir, '--out', out, '--base-url', baseUrl, '--key', keyFile, '--channel', channel, ...(deb ? [] : ['--no-deb'])];
+  return JSON.parse(release(args)) as { version: string; sha256: string; deb: string | null };
+}
+
+/** Builds the Debian package of a staged package into `outDir`; its path. */
+export function buildDebPackage(pkgDir: string, outDir: string): string {
+  return (JSON.parse(release(['--package-dir', pkgDir, '--deb-only', outDir])) as { deb: string }).deb;
 }
 
 export type FeedServer = { origin: string; hostPort: string; requests: string[]; close(): Promise<void> };

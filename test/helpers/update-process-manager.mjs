@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The process manager the update tests give the helper (MAILSVC_SERVICE_MANAGER),
 // playing systemd for two units: `restart mailsvc.service` stops the running
-// `mailsvc serve` and starts `<install root>/current/dist/bundle/mailsvc.js serve`
+// `mailsvc serve` and starts `<install root>/current/bin/mailsvc serve` (the release's
+// launcher: its own Node.js; a release without one: its dist/bundle/mailsvc.js on this node)
 // again (so a switched `current` runs the new release), and
 // `start mailsvc-update@<job>.service` starts `settings apply-update --job <job>`
 // in the background (`start mailsvc-backup@<job>.service`: `backup run-job <job>`). The helper runs it with an almost empty environment, so
@@ -16,6 +17,7 @@ import { setTimeout } from 'node:timers';
 
 const [stateDir, verb, unit] = process.argv.slice(2);
 const env = JSON.parse(readFileSync(join(stateDir, 'env.json'), 'utf8'));
+const launcher = join(env.MAILSVC_INSTALL_ROOT, 'current', 'bin', 'mailsvc');
 const bin = join(env.MAILSVC_INSTALL_ROOT, 'current', 'dist', 'bundle', 'mailsvc.js');
 const pidFile = join(stateDir, 'mailsvc.pid');
 
@@ -39,7 +41,8 @@ async function stop() {
 
 function startDetached(args, log) {
   const out = openSync(join(stateDir, log), 'a');
-  const child = spawn(process.execPath, [bin, ...args], { env, detached: true, stdio: ['ignore', out, out] });
+  const [file, argv] = existsSync(launcher) ? [launcher, args] : [process.execPath, [bin, ...args]];
+  const child = spawn(file, argv, { env, detached: true, stdio: ['ignore', out, out] });
   closeSync(out);
   child.unref();
   return child.pid;

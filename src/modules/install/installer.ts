@@ -1,10 +1,11 @@
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { exec } from '../../adapters/exec.js';
 import { AppError } from '../../shared/errors.js';
 import { applyPlan, BACKUP_DIR, BACKUP_SECRETS_FILE, COMMAND_LINK as LINK, plannedDirs, serviceIds, SETTINGS_FILE, UNIT_DIR } from './ownership-plan.js';
 import { renderUnits, UNITS } from './unit-plan.js';
 import { migrateOldSettings } from './settings-migration.js';
+import { compareVersions } from '../updates/index.js';
 import type { InstallSwitches } from './unit-plan.js';
 import type { WiringReport } from './wiring/index.js';
 
@@ -104,11 +105,13 @@ export async function install(input: InstallInput): Promise<InstallReport> {
   } else if (!existsSync(current)) {
     symlinkSync(join('releases', input.version), current);
     r.done.push(`${join(s.installRoot, 'current')} → releases/${input.version}`);
-  } else r.done.push(`${join(s.installRoot, 'current')} kept (→ ${readlinkSync(current)})`);
+  } else r.done.push(switchCurrent(current, input.version, join(s.installRoot, 'current')));
   mkdirSync(dirname(at(LINK)), { recursive: true });
   rmSync(at(LINK), { force: true });
-  symlinkSync(join(s.installRoot, 'current', 'dist', 'bundle', 'mailsvc.js'), at(LINK));
-  r.done.push(`${LINK} → ${s.installRoot}/current/dist/bundle/mailsvc.js`);
+  // The release's launcher (its own Node.js); a release from before the bundled runtime has only the bundle.
+  const command = existsSync(join(current, 'bin', 'mailsvc')) || input.layout === 'checkout' ? join('bin', 'mailsvc') : join('dist', 'bundle', 'mailsvc.js');
+  symlinkSync(join(s.installRoot, 'current', command), at(LINK));
+  r.done.push(`${LINK} → ${s.installRoot}/current/${command}`);
 
   if (existsSync(at(SETTINGS_FILE))) r.done.push(`kept the settings file ${SETTINGS_FILE}`);
   else {
@@ -121,7 +124,10 @@ export async function install(input: InstallInput): Promise<InstallReport> {
   r.left.push(...moved.left);
 
   const postdropGroup = groupExists(at('/etc/group'), 'postdrop');
-  const units = renderUnits(input.templateDir, s, { postdropGroup });
+  // The units of the release that runs: a newer `current` this older package kept has its own.
+  const currentUnits = join(current, 'deploy', 'systemd');
+  const runsOther = input.layout === 'installed' && existsSync(currentUnits) && realpathSync(current) !== realpathSync(at(release));
+  const units = renderUnits(runsOther ? currentUnits : input.templateDir, s, { postdropGroup });
   if (host && !postdropGroup) r.left.push('the API cannot read the Postfix queue yet (no group postdrop: Postfix is not installed): install Postfix, then run mailsvc install again');
   mkdirSync(at(UNIT_DIR), { recursive: true });
   for (const u of units) {
@@ -212,6 +218,29 @@ export async function uninstall(root: string, installRoot: string): Promise<Inst
     'kept the user mailsvc (its data and logs belong to it): userdel mailsvc when nothing is left',
   );
   return host ? r : underRoot(r, root);
+}
+
+/**
+ * An existing `current` (`at` is its path on this root, `shown` the host path): switched to this release when this
+ * one is newer (a newer .deb, or a newer archive's install), kept when it is the same or newer (never a downgrade).
+ */
+function switchCurrent(at: string, version: string, shown: string): string {
+  const target = readlinkSync(at);
+  const running = basename(target);
+  let order: number;
+  try {
+    order = compareVersions(version, running);
+  } catch {
+    return `${shown} kept (→ ${target}: not a release version this one can compare with ${version})`;
+  }
+  if (order <= 0) {
+    return order === 0 ? `${shown} kept (→ ${target})` : `${shown} kept (→ ${target}): ${running} is newer than this release ${version}, nothing was downgraded (an older release is installed with the update channel's rollback, not by install)`;
+  }
+  const next = `${at}.new-${process.pid}`;
+  rmSync(next, { force: true });
+  symlinkSync(join('releases', version), next);
+  renameSync(next, at);
+  return `${shown} → releases/${version} (was ${target}: ${version} is newer)`;
 }
 
 /** Whether `name` is a group in the group file at `path` (the target's /etc/group; a missing file: no). */

@@ -13,6 +13,7 @@ import { UpdateService, publicKeyPath } from './update.service.js';
 
 export { UpdateCheckSchema, ApplyUpdateBody } from './schema.js';
 export { lockDownTree } from './install-tree.js';
+export { compareVersions } from './version-order.js';
 export type { UpdateCheck, ApplyUpdateInput, UpdateReport } from './schema.js';
 export type { UpdateService } from './update.service.js';
 export type { DatabaseSnapshotter, Snapshot } from './db-snapshot.js';

@@ -45,9 +45,9 @@ describe('update apply end to end (SQLite, real releases, real service)', () => 
 
   const cli = (args: string[], timeoutMs = 120_000): Promise<CliResult> =>
     new Promise((resolve, reject) => {
-      // The CLI of the release that is current, as an administrator on the host runs it.
+      // The CLI of the release that is current, as an administrator on the host runs it: its launcher (its own Node.js).
       import('node:child_process').then(({ spawn }) => {
-        const p = spawn(process.execPath, [join(root, 'current', 'dist', 'bundle', 'mailsvc.js'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        const p = spawn(join(root, 'current', 'bin', 'mailsvc'), args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
         let stdout = '';
         let stderr = '';
         p.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -128,7 +128,10 @@ export async function applyUpdate(deps: ApplyDeps, input: ApplyUpdateInput, ctx:
 
     await step(0.6, 'migrate', `running the migrations of ${to}`);
     try {
-      await exec(process.execPath, [join(target, 'dist', 'bundle', 'mailsvc.js'), 'db', 'migrate'], { env: deps.env, timeoutMs: TEN_MINUTES });
+      // On the release's own Node.js (its launcher) when it has one: its native addons are compiled for that node.
+      const launcher = join(target, 'bin', 'mailsvc');
+      const [file, args] = existsSync(launcher) ? [launcher, []] : [process.execPath, [join(target, 'dist', 'bundle', 'mailsvc.js')]];
+      await exec(file, [...args, 'db', 'migrate'], { env: deps.env, timeoutMs: TEN_MINUTES });
     } catch (err) {
       throw new AppError('upstream', `the migrations of ${to} failed: ${err instanceof Error ? err.message : String(err)}`);
     }
