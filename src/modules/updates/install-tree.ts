@@ -94,3 +94,41 @@ export class InstallTree {
     return existsSync(this.releaseDir(version));
   }
 }
+
+/** Where `mailsvc install` puts the command every unit starts. */
+export const COMMAND_LINK_PATH = '/usr/local/bin/mailsvc';
+
+/**
+ * A host installed from a release older than the launcher has its command
+ * link on `<root>/current/dist/bundle/mailsvc.js` (started by the host's
+ * node); a release that carries its own runtime must be started by its
+ * `bin/mailsvc`. After `current` switched, the link follows the release it
+ * points at: on `current/bin/mailsvc` when that exists, else on the bundle.
+ * Only a link that points into this tree's `current` is touched (never a
+ * command some other installation owns). Returns the link's text before,
+ * to put back on a rollback, or null when nothing changed.
+ */
+export function followCommandLink(tree: InstallTree, link = COMMAND_LINK_PATH): string | null {
+  let before: string;
+  try {
+    if (!lstatSync(link).isSymbolicLink()) return null;
+    before = readlinkSync(link);
+  } catch {
+    return null;
+  }
+  const launcher = join(tree.current, 'bin', 'mailsvc');
+  const bundle = join(tree.current, 'dist', 'bundle', 'mailsvc.js');
+  if (before !== launcher && before !== bundle) return null;
+  const want = existsSync(launcher) ? launcher : bundle;
+  if (want === before) return null;
+  setLink(link, want);
+  return before;
+}
+
+/** Replaces the link at `link` by one to `target` in one rename(2). */
+export function setLink(link: string, target: string): void {
+  const tmp = `${link}.mailsvc-${process.pid}`;
+  rmSync(tmp, { force: true });
+  symlinkSync(target, tmp);
+  renameSync(tmp, link);
+}

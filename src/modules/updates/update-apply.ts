@@ -7,7 +7,7 @@ import { AppError } from '../../shared/errors.js';
 import type { JobContext } from '../jobs/index.js';
 import type { DatabaseSnapshotter, Snapshot } from './db-snapshot.js';
 import { parseSha256File } from './feed.js';
-import { InstallTree, lockDownTree } from './install-tree.js';
+import { COMMAND_LINK_PATH, followCommandLink, InstallTree, lockDownTree, setLink } from './install-tree.js';
 import type { ApplyUpdateInput, UpdateReport } from './schema.js';
 import { fetchError } from './update.service.js';
 import type { UpdateService } from './update.service.js';
@@ -22,6 +22,8 @@ export type ApplyDeps = {
   probe: HealthProbe;
   /** The environment `db migrate` of the new release runs with (the service's settings). */
   env: Record<string, string>;
+  /** The command link the units start (default /usr/local/bin/mailsvc; tests name their own). */
+  commandLink?: string;
 };
 
 const TEN_MINUTES = 600_000;
@@ -118,6 +120,7 @@ export async function applyUpdate(deps: ApplyDeps, input: ApplyUpdateInput, ctx:
   const probeKey = await deps.probe.open();
   let snapshot: Snapshot | undefined;
   let switched = false;
+  let linkBefore: string | null = null;
   let restarted = false;
   try {
     await step(0.45, 'snapshot', 'taking a database snapshot');
@@ -139,6 +142,8 @@ export async function applyUpdate(deps: ApplyDeps, input: ApplyUpdateInput, ctx:
     await step(0.7, 'switch', `switching current to releases/${to}`);
     tree.switchTo(target);
     switched = true;
+    // A host installed before releases carried their runtime: its command link moves to the launcher.
+    linkBefore = followCommandLink(tree, deps.commandLink ?? COMMAND_LINK_PATH);
 
     await step(0.75, 'restart', 'restarting the service through the helper');
     restarted = true;
@@ -159,6 +164,8 @@ export async function applyUpdate(deps: ApplyDeps, input: ApplyUpdateInput, ctx:
       }
     };
     if (switched) await attempt('switching current back', () => Promise.resolve((tree.switchTo(previous), `current points at ${previous} again`)));
+    const link = linkBefore;
+    if (link !== null) await attempt('putting the command link back', () => Promise.resolve((setLink(deps.commandLink ?? COMMAND_LINK_PATH, link), `the command link points at ${link} again`)));
     const taken = snapshot;
     if (taken) await attempt(`restoring the snapshot ${taken.dir}`, async () => (await deps.snapshotter.restore(taken), 'the database snapshot is restored'));
     if (restarted) {
