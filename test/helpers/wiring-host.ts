@@ -143,6 +143,7 @@ export const WIRING_SETTINGS: WiringSettings = {
   enableUserPortal: false,
   serverName: 'mail.example.test',
   acmeWebroot: undefined,
+  trustedProxies: [],
   serviceUser: 'mailsvc',
 };
 

@@ -23,8 +23,9 @@ export function adminCommands(program: Command, runSettings: Run<Settings>, run:
     .command('set-password')
     .description('ask for a new administrator password (twice, without echo), revoke every access token and write its argon2id hash to the settings file')
     .option('--stdin', 'read the password from the first line of standard input instead of asking')
+    .option('--no-restart', 'as root on an installed host: do not restart the running service (it then uses the password at its next start)')
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { stdin?: boolean; json?: boolean }) => {
+    .action(async (opts: { stdin?: boolean; json?: boolean; restart: boolean }) => {
       const settings = await runSettings((s) => Promise.resolve(s));
       let password: string;
       if (opts.stdin) {
@@ -47,10 +48,13 @@ export function adminCommands(program: Command, runSettings: Run<Settings>, run:
         return n;
       });
       writeSettingsKey(settings.configFile, 'MAILSVC_ADMIN_PASSWORD_HASH', hash);
-      output(opts.json, { ok: true, settings_file: settings.configFile, revoked_tokens: revoked ?? 0 }, () =>
+      // As root on a host under systemd where mailsvc.service runs: restart it and wait until it answers,
+      // so the next command (mailsvc doctor, a sign-in) meets the new password.
+      const restarted = opts.restart ? await restartRunningService(settings) : null;
+      output(opts.json, { ok: true, settings_file: settings.configFile, revoked_tokens: revoked ?? 0, restarted: restarted === 'restarted' }, () =>
         `Password hash written to ${settings.configFile}. ` +
         (revoked === null ? 'No migrated database yet, so no access token to revoke. ' : `${revoked} access token(s) revoked. `) +
-        'Restart the service (systemctl restart mailsvc) to use it.' +
+        (restarted === 'restarted' ? 'The service was restarted and answers: it uses the new password.' : restarted ?? 'Restart the service (systemctl restart mailsvc) to use it.') +
         (process.env.MAILSVC_ADMIN_PASSWORD_HASH ? '\nNote: MAILSVC_ADMIN_PASSWORD_HASH is set in the environment and wins over the file.' : ''),
       );
     });
@@ -75,4 +79,27 @@ export function adminCommands(program: Command, runSettings: Run<Settings>, run:
     });
   // It also runs on a new host, before there is a database to record in.
   notAudited(program, ['admin set-password'], 'may run before the database exists (a new host); it writes the settings file and revokes every access token');
+}
+
+/**
+ * Restarts mailsvc.service when this runs as root on a host booted with
+ * systemd and the service is active, then waits for /health. null: nothing
+ * to restart (not root, no systemd, service not running); 'restarted'; or
+ * what went wrong, as a line that says what to do.
+ */
+async function restartRunningService(settings: Settings): Promise<string | null> {
+  if (process.getuid?.() !== 0) return null;
+  const [{ existsSync }, { exec }] = await Promise.all([import('node:fs'), import('../../adapters/exec.js')]);
+  if (!existsSync('/run/systemd/system')) return null;
+  if ((await exec('systemctl', ['is-active', '--quiet', 'mailsvc.service'], { okCodes: [0, 1, 3, 4] })).code !== 0) return null;
+  const done = await exec('systemctl', ['restart', 'mailsvc.service'], { okCodes: [0, 1], timeoutMs: 120_000 });
+  if (done.code !== 0) return `The restart failed (${done.stderr.trim()}): systemctl status mailsvc; journalctl -u mailsvc.`;
+  const host = settings.apiHost.includes(':') ? `[${settings.apiHost}]` : settings.apiHost;
+  const url = `http://${host}:${settings.apiPort}/health`;
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (await fetch(url, { signal: AbortSignal.timeout(5_000) }).then((r) => r.ok, () => false)) return 'restarted';
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return `The service was restarted but did not answer ${url} within 90 s: systemctl status mailsvc; journalctl -u mailsvc.`;
 }

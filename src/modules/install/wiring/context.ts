@@ -43,6 +43,7 @@ export function hostWiring(s: Settings, deployDir: string, opts: { dryRun: boole
         enableUserPortal: s.enableUserPortal,
         serverName: s.certs.mailHostname,
         acmeWebroot: s.certs.webroot,
+        trustedProxies: s.trustedProxies,
         serviceUser: 'mailsvc',
       },
       exec: run,

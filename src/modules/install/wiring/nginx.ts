@@ -41,7 +41,11 @@ export function planNginx(ctx: WiringContext): DaemonPlan {
     files,
     checker: nginxChecker(ctx.paths.nginxConf, ctx.exec),
     after: [],
-    settings: ctx.settings.acmeWebroot === undefined ? { MAILSVC_ACME_WEBROOT: webroot } : {},
+    // nginx on this host proxies to the API: its X-Forwarded-For names the client (per-client limits, lockouts, the audit log).
+    settings: {
+      ...(ctx.settings.acmeWebroot === undefined ? { MAILSVC_ACME_WEBROOT: webroot } : {}),
+      ...(ctx.settings.trustedProxies.length === 0 ? { MAILSVC_TRUSTED_PROXIES: '127.0.0.1,::1' } : {}),
+    },
     notes: ctx.settings.serverName === undefined ? ['the site answers any name (server_name _): set MAILSVC_MAIL_HOSTNAME and run mailsvc install again to name it'] : [],
   };
 }

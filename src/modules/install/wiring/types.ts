@@ -40,6 +40,8 @@ export type WiringSettings = {
   serverName: string | undefined;
   /** MAILSVC_ACME_WEBROOT when set; otherwise the wiring sets it to the webroot the nginx site serves. */
   acmeWebroot: string | undefined;
+  /** MAILSVC_TRUSTED_PROXIES as set; empty: the wiring trusts the nginx it puts in front (127.0.0.1, ::1). */
+  trustedProxies: string[];
   serviceUser: string;
 };
 

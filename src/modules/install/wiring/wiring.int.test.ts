@@ -52,6 +52,8 @@ const expectWired: Record<WiredDaemon, (p: WiringInput['ctx']['paths']) => void>
     expect(site).toMatch(/server_name mail\.example\.test;/);
     expect(site).toContain('location /.well-known/acme-challenge/ { root /var/www/mailsvc-acme; }');
     expect(execFileSync('cat', [join(p.nginxConf, '..', 'snippets', 'mailsvc-tls.conf')], { encoding: 'utf8' })).toContain(`ssl_certificate ${p.snakeoil.cert};`);
+    // The API behind this nginx takes the client's address from its X-Forwarded-For.
+    expect(execFileSync('cat', [p.settingsFile], { encoding: 'utf8' })).toMatch(/^MAILSVC_TRUSTED_PROXIES=127\.0\.0\.1,::1$/m);
   },
   fail2ban: (p) => {
     expect(execFileSync('cat', [join(p.fail2banDir, 'jail.d', '00-mailsvc-defaults.local')], { encoding: 'utf8' })).toMatch(/banaction = nftables-multiport[\s\S]*\[sshd\]\nbackend = systemd/);
