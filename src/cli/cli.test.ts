@@ -77,7 +77,7 @@ describe('mailsvc admin set-password', { timeout: 120_000 }, () => {
     writeFileSync(conf, '# site settings\nMAILSVC_MFA_REQUIRED=no\nMAILSVC_MFA_ISSUER=acme\n');
     const r = await cli(dir, ['admin', 'set-password', '--stdin', '--json'], {}, `${PASSWORD}\n`);
     expectOk(r);
-    expect(json(r)).toEqual({ ok: true, settings_file: conf, revoked_tokens: 0 });
+    expect(json(r)).toEqual({ ok: true, settings_file: conf, revoked_tokens: 0, restarted: false });
 
     const text = readFileSync(conf, 'utf8');
     // The file keeps its owner and group (the service may be its group-reader) and loses what others could read: 0644 → 0640.
