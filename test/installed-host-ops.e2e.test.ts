@@ -253,16 +253,11 @@ describe.skipIf(missing !== null)('installed host: the mail daemons wired by mai
   it('SRS: the sync (mailsvc-srs-sync.service, through the helper) makes postsrsd leave the local domain alone', async () => {
     const forward = async (address: string): Promise<string> => (await guest.run(['postmap', '-q', address, 'tcp:127.0.0.1:10001'])).stdout.trim();
     await until('postsrsd to answer', async () => ((await forward('bob@remote.test')).startsWith('SRS0=') ? true : undefined));
-    // Not synced since the domain was added: its senders are rewritten too.
-    expect(await forward(ALICE)).toMatch(/^SRS0=/);
-    const pidBefore = (await sh('systemctl show -p MainPID --value postsrsd')).trim();
+    // Domain changes sync the exclusions at once (with SRS on); the timer's sync is the safety net. Either
+    // way, after it ran the file names the domain and postsrsd (restarted when the list changed) leaves it alone.
     await sh('systemctl start mailsvc-srs-sync.service', 180_000);
     expect((await sh('systemctl show -p Result --value mailsvc-srs-sync.service')).trim()).toBe('success');
     expect(await sh('grep ^SRS_EXCLUDE_DOMAINS= /etc/default/postsrsd')).toMatch(new RegExp(`^SRS_EXCLUDE_DOMAINS=${DOMAIN.replace('.', '\\.')}$`, 'm'));
-    await until('postsrsd restarted', async () => {
-      const pid = (await sh('systemctl show -p MainPID --value postsrsd')).trim();
-      return pid !== pidBefore && pid !== '0' ? true : undefined;
-    });
     await until('postsrsd to leave the local domain alone', async () => ((await forward(ALICE)) === '' ? true : undefined));
     expect(await forward('bob@remote.test')).toMatch(new RegExp(`^SRS0=.*@${SRS_DOMAIN.replace(/\./g, '\\.')}$`));
   }, 300_000);
