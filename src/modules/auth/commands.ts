@@ -94,12 +94,7 @@ async function restartRunningService(settings: Settings): Promise<string | null>
   if ((await exec('systemctl', ['is-active', '--quiet', 'mailsvc.service'], { okCodes: [0, 1, 3, 4] })).code !== 0) return null;
   const done = await exec('systemctl', ['restart', 'mailsvc.service'], { okCodes: [0, 1], timeoutMs: 120_000 });
   if (done.code !== 0) return `The restart failed (${done.stderr.trim()}): systemctl status mailsvc; journalctl -u mailsvc.`;
-  const host = settings.apiHost.includes(':') ? `[${settings.apiHost}]` : settings.apiHost;
-  const url = `http://${host}:${settings.apiPort}/health`;
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (await fetch(url, { signal: AbortSignal.timeout(5_000) }).then((r) => r.ok, () => false)) return 'restarted';
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return `The service was restarted but did not answer ${url} within 90 s: systemctl status mailsvc; journalctl -u mailsvc.`;
+  const { healthUrl, waitForService } = await import('../../shared/service-wait.js');
+  const notUp = await waitForService(healthUrl(settings.apiHost, settings.apiPort));
+  return notUp === null ? 'restarted' : `The service was restarted but ${notUp}.`;
 }

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Infra } from '../../infra/index.js';
 import { packageRoot } from '../../config/layout.js';
@@ -6,6 +5,7 @@ import { readSettingsFile } from '../../config/settings-file.js';
 import { exec } from '../../adapters/exec.js';
 import { AppError } from '../../shared/errors.js';
 import { SERVICE_VERSION } from '../../shared/version.js';
+import { healthUrl, waitForService } from '../../shared/service-wait.js';
 import { install, uninstall } from './installer.js';
 import type { InstallReport } from './installer.js';
 import { readSwitches } from './unit-plan.js';
@@ -20,20 +20,6 @@ export type { InstallReport } from './installer.js';
 export { installCommands } from './commands.js';
 export { ownershipPlan, snapshotsDir } from './ownership-plan.js';
 export type { PlanEntry, Role } from './ownership-plan.js';
-
-/**
- * Until `url` answers 200 and `keyFile` (the key the service makes on its first start) exists, up to
- * `limitMs`: null when both are there, else what the administrator should look at.
- */
-async function waitForService(url: string, keyFile: string | null, limitMs = 90_000): Promise<string | null> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    const answers = await fetch(url, { signal: AbortSignal.timeout(5_000) }).then((r) => r.ok, () => false);
-    if (answers && (keyFile === null || existsSync(keyFile))) return null;
-    if (Date.now() > deadline) return `the service did not answer at ${url} within ${limitMs / 1000} s: systemctl status mailsvc; journalctl -u mailsvc`;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 /** `mailsvc install` / `uninstall` (docs/install.md). */
 export function createInstallModule(infra: Pick<Infra, 'settings'>) {
@@ -57,7 +43,7 @@ export function createInstallModule(infra: Pick<Infra, 'settings'>) {
         version: SERVICE_VERSION,
         templateDir: join(pkg, 'deploy', 'systemd'),
         // As the service user, so an SQLite file it creates is the service's.
-        waitForService: () => waitForService(`http://${s.apiHost.includes(':') ? `[${s.apiHost}]` : s.apiHost}:${s.apiPort}/health`, s.secretKey === undefined ? join(s.dataDir, 'secret.key') : null),
+        waitForService: () => waitForService(healthUrl(s.apiHost, s.apiPort), s.secretKey === undefined ? join(s.dataDir, 'secret.key') : null),
         migrate: async () => (await exec('runuser', ['-u', 'mailsvc', '--', '/usr/local/bin/mailsvc', 'db', 'migrate'], { timeoutMs: 600_000 })).stdout.trim() || 'applied',
         wire: () => wireDaemons(hostWiring(s, join(pkg, 'deploy'), wiring)),
       });
