@@ -74,8 +74,12 @@ function App() {
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);
-  // Keyboard and screen-reader users land on the new page's heading.
-  useEffect(() => main.current?.querySelector<HTMLElement>('h1')?.focus(), [hash, state]);
+  // Keyboard and screen-reader users land on the new page's heading, unless they are typing in the search
+  // box (a page that finishes drawing must not take the focus, and with it the open list, from under them).
+  useEffect(() => {
+    const typing = document.activeElement instanceof HTMLInputElement && document.activeElement.id === 'jump' && document.activeElement.value !== '';
+    if (!typing) main.current?.querySelector<HTMLElement>('h1')?.focus();
+  }, [hash, state]);
 
   const signedIn = (s: Session) => (setSession(s), setState('in'));
   const finishReauth = (ok: boolean, s?: Session) => {

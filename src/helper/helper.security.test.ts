@@ -16,13 +16,18 @@ async function askEach(socket: string, calls: [string, string[]][]): Promise<Rec
 // The helper as deployed: `mailsvc helper serve` in its own process, asked over
 // its real Unix socket. Fake daemon programs on its PATH record every run, so
 // "refused before anything runs" is checked, not assumed.
+// Run by another user than root, the helper has no more rights than whoever writes its settings file, so it
+// takes the file as it is: the hostile file below proves something only when the helper runs as root.
+const asRoot = process.getuid?.() === 0;
+if (!asRoot) console.warn('helper.security: not run as root, so the hostile settings file case is skipped (the helper trusts its own user\'s file)');
+
 describe('mailsvc-helper refuses what is not on its list, over the real socket', () => {
   let h: HelperProcess;
   beforeAll(async () => {
     // A settings file in the data dir, as the unprivileged service could write it: the helper must not read it.
     h = await startHelperProcess({
       env: { MAILSVC_HELPER_SOCKET_GROUP: '4242' },
-      settingsFile: 'MAILSVC_DOVEADM=/bin/touch\nMAILSVC_POSTFIX_CONFIG_DIR=/tmp/evil\n',
+      ...(asRoot ? { settingsFile: 'MAILSVC_DOVEADM=/bin/touch\nMAILSVC_POSTFIX_CONFIG_DIR=/tmp/evil\n' } : {}),
     });
   }, 30_000);
   afterAll(async () => {
@@ -36,7 +41,7 @@ describe('mailsvc-helper refuses what is not on its list, over the real socket',
     expect(st.gid).toBe(4242);
   });
 
-  it('takes the programs it runs as root from its environment, never from the service-writable settings file', async () => {
+  it.skipIf(!asRoot)('takes the programs it runs as root from its environment, never from the service-writable settings file', async () => {
     const { answers } = await exchange(h.socket, request(1, 'reload', ['postfix']), 1);
     expect(answers[0]).toMatchObject({ ok: true });
     const kick = await exchange(h.socket, request(2, 'doveadm-kick', ['alice@example.org']), 1);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,7 +60,13 @@ export async function startHelperProcess(
   const dir = mkdtempSync(join(tmpdir(), 'mailsvc-helper-'));
   const socket = join(dir, 'helper.sock');
   // The service's settings file, in its data directory (which the service can write).
-  if (opts.settingsFile !== undefined) writeFileSync(join(dir, 'mailsvc.conf'), opts.settingsFile);
+  // Run as root, the file is made another user's (nobody's), as the service user's would be: written by root in
+  // root's directory, it is a file only root can change, which a root process may trust (trusted-file.ts).
+  if (opts.settingsFile !== undefined) {
+    const file = join(dir, 'mailsvc.conf');
+    writeFileSync(file, opts.settingsFile);
+    if (process.getuid?.() === 0) chownSync(file, 65534, 65534);
+  }
   const env: Record<string, string> = {
     PATH: opts.fakes === false ? (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin') : `${fakeBin(dir)}:${process.env.PATH ?? '/usr/bin:/bin'}`,
     MAILSVC_DATA_DIR: dir,
