@@ -1,5 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,6 +105,29 @@ describe('mailsvc admin set-password', { timeout: 120_000 }, () => {
       await app.close();
       await ctx.close();
     }
+  });
+
+  // On a terminal (script(1) gives it one): both answers typed at once, as a paste or a fast typist sends them.
+  // The second question used to lose what came after the first line and wait for ever.
+  it.skipIf(!existsSync('/usr/bin/script'))('asks twice on a terminal and takes two answers that arrive at once; two that differ change nothing', async () => {
+    const onTerminal = (dir: string, input: string): { code: number | null; stdout: string; stderr: string } => {
+      const r = spawnSync('script', ['-qec', `${process.execPath} ${buildCli()} admin set-password --no-restart`, '/dev/null'], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', MAILSVC_DATA_DIR: dir },
+        input,
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    const dir = dataDir();
+    const r = await onTerminal(dir, `${PASSWORD}\n${PASSWORD}\n`);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/Repeat it:[\s\S]*Password hash written to/);
+    expect(await new AdminCredentials('admin', settingsOf(dir).adminPasswordHash, undefined).check('admin', PASSWORD)).toBe(true);
+    const other = dataDir();
+    const differ = await onTerminal(other, `${PASSWORD}\n${PASSWORD}x\n`);
+    expect(differ.stdout).toMatch(/the two passwords differ; nothing was changed/);
+    expect(existsSync(join(other, 'mailsvc.conf'))).toBe(false);
   });
 
   it('a second run replaces the hash instead of adding a line', async () => {

@@ -1,5 +1,11 @@
 import { createInterface } from 'node:readline';
 
+/**
+ * What was typed after the line a question took (two answers pasted at once, or typed ahead before the
+ * second question): the next question starts with it instead of losing it.
+ */
+let typedAhead = '';
+
 /** Reads a line from the terminal without echoing it. */
 export function askHidden(question: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -12,29 +18,39 @@ export function askHidden(question: string): Promise<string> {
     stdin.setRawMode(true);
     stdin.resume();
     let value = '';
-    const onData = (buf: Buffer): void => {
-      for (const ch of buf.toString('utf8')) {
+    /** true once the line is complete (or cancelled); the characters after it are kept for the next question. */
+    const take = (text: string): boolean => {
+      const chars = [...text];
+      for (const [i, ch] of chars.entries()) {
         if (ch === '\r' || ch === '\n') {
+          // A CR LF pair is one end of line.
+          const rest = chars.slice(ch === '\r' && chars[i + 1] === '\n' ? i + 2 : i + 1).join('');
+          typedAhead = rest;
           done();
           resolve(value);
-          return;
+          return true;
         }
         if (ch === '\u0003') {
+          typedAhead = '';
           done();
           reject(new Error('cancelled'));
-          return;
+          return true;
         }
         if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
         else value += ch;
       }
+      return false;
     };
+    const onData = (buf: Buffer): void => void take(buf.toString('utf8'));
     const done = (): void => {
       stdin.off('data', onData);
       stdin.setRawMode(false);
       stdin.pause();
       process.stderr.write('\n');
     };
-    stdin.on('data', onData);
+    const ahead = typedAhead;
+    typedAhead = '';
+    if (!take(ahead)) stdin.on('data', onData);
   });
 }
 
