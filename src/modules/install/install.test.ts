@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { readSettingsFile } from '../../config/settings-file.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI_BIN, buildCli, runCli } from '../../../test/helpers/cli.js';
 import { skipNotice } from '../../../test/helpers/services.js';
@@ -56,6 +57,8 @@ describe('mailsvc install --root', () => {
     ]);
     expect(calendarsOf(readFileSync(join(units, 'mailsvc-backup.timer'), 'utf8'))).toEqual(['*-*-* 01:15:00', 'Sat *-*-* 12:00:00']);
     expect(readFileSync(join(root, 'etc/mailsvc/mailsvc.conf'), 'utf8')).toMatch(/^MAILSVC_INSTALL_ROOT=\/opt\/mailsvc$/m);
+    // A new install serves the panel (the built-in default, with no line, stays no).
+    expect(readSettingsFile(join(root, 'etc/mailsvc/mailsvc.conf')).MAILSVC_ENABLE_WEB_PANEL).toBe('yes');
     expect(existsSync(join(root, 'usr/local/bin/mailsvc'))).toBe(false); // a link to the release that is not in this tree
   }, 60_000);
 

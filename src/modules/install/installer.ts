@@ -62,6 +62,8 @@ function settingsFile(s: InstallSwitches): string {
     `MAILSVC_ENABLE_SRS=${s.enableSrs ? 'yes' : 'no'}`,
     `MAILSVC_ENABLE_DELIVERABILITY_TIMER=${s.enableDeliverability ? 'yes' : 'no'}`,
     `MAILSVC_BACKUP_ONCALENDAR=${s.backupCalendars.join(';')}`,
+    '# The web panel at https://<host>/panel/ (through nginx; the second factor is required): no switches it off.',
+    'MAILSVC_ENABLE_WEB_PANEL=yes',
     '',
   ].join('\n');
 }
