@@ -99,7 +99,14 @@ describe.skipIf(noDpkg !== null)('the release: panel, its own Node.js 24, the De
   });
 
   it('the maintainer scripts: postinst runs mailsvc install, prerm stops the units, postrm purge says what it keeps and how to remove it', () => {
-    expect(readFileSync(join(extracted, 'postinst'), 'utf8')).toContain('/usr/lib/mailsvc/bin/mailsvc install');
+    const postinst = readFileSync(join(extracted, 'postinst'), 'utf8');
+    expect(postinst).toContain('/usr/lib/mailsvc/bin/mailsvc install');
+    expect(spawnSync('sh', ['-n', join(extracted, 'postinst')]).status).toBe(0);
+    // A daemon apt has not configured yet is left alone, and wired when the package's own trigger runs the postinst again.
+    expect(postinst).toMatch(/--no-wire \$d/);
+    expect(postinst).toContain('dpkg-trigger --no-await mailsvc-wire');
+    expect(postinst).toMatch(/configure\|triggered\)/);
+    expect(readFileSync(join(extracted, 'triggers'), 'utf8')).toBe('interest-noawait mailsvc-wire\n');
     expect(readFileSync(join(extracted, 'prerm'), 'utf8')).toMatch(/systemctl stop mailsvc\.service/);
     expect(readFileSync(join(extracted, 'postrm'), 'utf8')).toContain('/opt/mailsvc/current/bin/mailsvc uninstall');
     // Run as dpkg runs it on purge: it only prints.

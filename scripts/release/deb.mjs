@@ -29,17 +29,55 @@ const KEPT = [
   ['/var/log/mailsvc', 'the logs'],
 ];
 
+/** The daemons `mailsvc install` wires, each with the packages that set it up (their postinst writes its configuration). */
+export const WIRED_PACKAGES = [
+  ['postfix', 'postfix', 'postfix-sqlite'],
+  ['dovecot', 'dovecot-core', 'dovecot-imapd', 'dovecot-lmtpd', 'dovecot-sieve', 'dovecot-auth-lua', 'dovecot-sqlite'],
+  ['rspamd', 'rspamd'],
+  ['nginx', 'nginx', 'nginx-common'],
+  ['fail2ban', 'fail2ban', 'python3-systemd'],
+  ['postsrsd', 'postsrsd'],
+  ['nftables', 'nftables'],
+];
+/** The trigger the postinst activates for itself when apt is still setting up a daemon it wires. */
+export const WIRE_TRIGGER = 'mailsvc-wire';
+
 const POSTINST = `#!/bin/sh
 # mailsvc install: copies this release into /opt/mailsvc/releases/<version>, switches current to it when it is
-# newer than the current one (never backwards), renders the units, runs the migrations, (re)starts the service.
+# newer than the current one (never backwards), renders the units, runs the migrations, wires the mail daemons,
+# (re)starts the service.
+#
+# apt installs the Recommends (the daemons) in the same run and may configure mailsvc first, before their own
+# postinst wrote their configuration. A daemon whose package is not configured yet is left alone now
+# (--no-wire), and the ${WIRE_TRIGGER} trigger runs this script again ("triggered") once apt has configured
+# everything: then those daemons are wired.
 set -e
-if [ "$1" = configure ]; then
-  if [ -d /run/systemd/system ]; then
-    /usr/lib/mailsvc/bin/mailsvc install
-  else
-    echo "mailsvc: systemd is not running here: run /usr/lib/mailsvc/bin/mailsvc install once it is" >&2
-  fi
-fi
+case "$1" in
+  configure|triggered)
+    if [ ! -d /run/systemd/system ]; then
+      echo "mailsvc: systemd is not running here: run /usr/lib/mailsvc/bin/mailsvc install once it is" >&2
+      exit 0
+    fi
+    waiting=""
+    for pair in ${WIRED_PACKAGES.flatMap(([d, ...pkgs]) => pkgs.map((p) => `${d}:${p}`)).join(' ')}; do
+      daemon=\${pair%%:*}
+      status=$(dpkg-query -W -f='\${db:Status-Status}' "\${pair#*:}" 2>/dev/null || true)
+      case "$status" in
+        ""|installed|not-installed|config-files) ;;
+        *) case " $waiting " in *" $daemon "*) ;; *) waiting="$waiting $daemon" ;; esac ;;
+      esac
+    done
+    if [ -n "$waiting" ] && [ "$1" = configure ]; then
+      args=""
+      for d in $waiting; do args="$args --no-wire $d"; done
+      /usr/lib/mailsvc/bin/mailsvc install $args
+      echo "mailsvc: apt is still setting up$waiting: mailsvc wires it when apt has finished (trigger ${WIRE_TRIGGER})"
+      dpkg-trigger --no-await ${WIRE_TRIGGER}
+    else
+      /usr/lib/mailsvc/bin/mailsvc install
+    fi
+    ;;
+esac
 exit 0
 `;
 
@@ -177,11 +215,13 @@ export function buildDeb({ pkgDir, outDir, say, compression = 'gzip' }) {
   writeFileSync(join(debian, 'md5sums'), `${md5.join('\n')}\n`);
   const kb = Math.ceil(filesUnder(work).reduce((n, f) => n + statSync(join(work, f)).size, 0) / 1024);
   writeFileSync(join(debian, 'control'), control(version, kb));
+  // The postinst activates this trigger for itself when a daemon it wires is not configured yet (see POSTINST).
+  writeFileSync(join(debian, 'triggers'), `interest-noawait ${WIRE_TRIGGER}\n`);
   for (const [name, text] of [['postinst', POSTINST], ['prerm', PRERM], ['postrm', POSTRM]]) {
     writeFileSync(join(debian, name), text);
     chmodSync(join(debian, name), 0o755);
   }
-  for (const f of ['control', 'md5sums']) chmodSync(join(debian, f), 0o644);
+  for (const f of ['control', 'md5sums', 'triggers']) chmodSync(join(debian, f), 0o644);
   const file = join(outDir, debFileName(version));
   say(`Building ${debFileName(version)}…`);
   execFileSync('dpkg-deb', ['--root-owner-group', `-Z${compression}`, '--build', work, file], { stdio: ['ignore', 'ignore', 'inherit'] });
