@@ -77,8 +77,8 @@ export function systemdRunning(): boolean {
 }
 
 /** `systemctl show <unit> -p A -p B …` as a record; null when systemctl cannot run or tell. */
-export async function unitProperties(unit: string, props: readonly string[], timeoutMs: number): Promise<Record<string, string> | null> {
-  const r = await execAnyCode('systemctl', ['show', unit, ...props.flatMap((p) => ['-p', p])], { timeoutMs }).catch(() => null);
+export async function unitProperties(unit: string, props: readonly string[], timeoutMs: number, options: readonly string[] = []): Promise<Record<string, string> | null> {
+  const r = await execAnyCode('systemctl', ['show', unit, ...options, ...props.flatMap((p) => ['-p', p])], { timeoutMs }).catch(() => null);
   if (!r || r.code !== 0) return null;
   return parseUnitProperties(r.stdout);
 }

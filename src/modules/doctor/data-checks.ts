@@ -30,8 +30,12 @@ export function driftFinding(rows: readonly DriftRow[]): Finding {
 
 export type LastBackup = { id: string; completed_at: string; verify_ok: boolean | null; verified_at: string | null } | null;
 
-/** The newest complete backup: there is one, and it is recent (the timer runs daily). */
-export function backupFinding(last: LastBackup, now: number): Finding {
+/**
+ * The newest complete backup: there is one, and it is recent (the timer runs daily). None yet is a failure,
+ * except on a new host whose backup timer has not fired yet (`firstDue`: when its first run is due).
+ */
+export function backupFinding(last: LastBackup, now: number, firstDue: string | null = null): Finding {
+  if (!last && firstDue) return { status: 'ok', detail: `no backup yet: the backup timer's first run is due ${firstDue}`, fix: null };
   if (!last) return { status: 'fail', detail: 'no backup yet', fix: 'run mailsvc backup run --full, and enable mailsvc-backup.timer (mailsvc install does)' };
   const age = now - Date.parse(last.completed_at);
   const detail = `backup ${last.id}, completed ${fmt(Date.parse(last.completed_at))} (${ago(age)})`;

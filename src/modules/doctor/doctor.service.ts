@@ -8,7 +8,7 @@ import type { Component } from '../report/index.js';
 import { DAEMONS, daemonLine, helperCheck } from './daemon-checks.js';
 import { backupFinding, dnsLines, driftFinding, verifyFinding } from './data-checks.js';
 import type { DeliverabilityBrief, DriftRow, LastBackup } from './data-checks.js';
-import { clockCheck, diskCheck, timerCheck, timerSpecs } from './host-checks.js';
+import { clockCheck, diskCheck, firstRunDue, timerCheck, timerSpecs } from './host-checks.js';
 import { exitCode, report, runChecks } from './run.js';
 import type { Check } from './run.js';
 import type { DoctorReport } from './schema.js';
@@ -68,7 +68,15 @@ export class DoctorService {
       },
       { id: 'config.drift', name: 'daemons configured as mailsvc renders them', run: async () => driftFinding(await sources.limits()) },
       ...timers.map((t): Check => ({ id: t.id, name: t.name, run: () => timerCheck(t, ms) })),
-      { id: 'backup.last', name: 'last backup', run: async () => backupFinding(await sources.lastBackup(), now()) },
+      {
+        id: 'backup.last',
+        name: 'last backup',
+        run: async () => {
+          const last = await sources.lastBackup();
+          const backupTimer = timers.find((t) => t.id === 'timer.backup');
+          return backupFinding(last, now(), last || !backupTimer ? null : await firstRunDue(backupTimer, ms, now()));
+        },
+      },
       { id: 'backup.verify', name: 'last backup verify', run: async () => verifyFinding(await sources.lastBackup(), now()) },
       {
         group: 'dns',

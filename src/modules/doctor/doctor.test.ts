@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseUnitProperties } from '../../adapters/host/host.js';
 import { parseTlsPorts } from '../../config/doctor-settings.js';
-import { judgeTimer, timerSpecs } from './host-checks.js';
-import { dnsLines } from './data-checks.js';
+import { firstRunPending, judgeTimer, timerSpecs } from './host-checks.js';
+import { backupFinding, dnsLines } from './data-checks.js';
 import { exitCode, report, runChecks } from './run.js';
 import type { Check, Finding } from './run.js';
 import type { DoctorCheck } from './schema.js';
@@ -34,6 +34,33 @@ describe('the timers, judged from systemctl show', () => {
     expect(afterReboot).toMatchObject({ status: 'unknown', detail: expect.stringMatching(/^enabled; last triggered Thu 2026-11-26 02:30:00 UTC, but no run has ended since systemd started .*next run due Fri/) });
     expect(afterReboot.detail).not.toMatch(/success/);
     expect(judgeTimer(backup, timer, show('Result=success\nActiveState=activating\nExecMainStartTimestamp=Thu 2026-11-26 02:30:05 UTC\n'))).toMatchObject({ status: 'ok', detail: 'enabled; running now (started Thu 2026-11-26 02:30:05 UTC)' });
+  });
+});
+
+describe('the last backup', () => {
+  const now = Date.parse('2026-11-29T12:00:00Z');
+  it('none yet: ok on a new host whose backup timer has not fired (with when it is due), a failure otherwise; an old one warns', () => {
+    expect(backupFinding(null, now, 'Mon 2026-11-30 02:33:04 UTC')).toEqual({ status: 'ok', detail: "no backup yet: the backup timer's first run is due Mon 2026-11-30 02:33:04 UTC", fix: null });
+    expect(backupFinding(null, now, null)).toMatchObject({ status: 'fail', detail: 'no backup yet' });
+    const old = { id: 'b1', completed_at: '2026-11-25T03:00:00Z', verify_ok: true, verified_at: '2026-11-25T04:00:00Z' };
+    expect(backupFinding(old, now, 'Mon 2026-11-30 02:33:04 UTC').status).toBe('warn');
+    expect(backupFinding({ ...old, completed_at: '2026-11-29T03:00:00Z' }, now).status).toBe('ok');
+  });
+});
+
+describe('a timer whose first run is still to come (a new host)', () => {
+  const now = Date.parse('2026-11-29T06:00:00Z');
+  const timer = { LoadState: 'loaded', UnitFileState: 'enabled', ActiveState: 'active', NextElapseUSecRealtime: 'Mon 2026-11-30 02:33:04 UTC' };
+  const waiting = { ActiveState: 'inactive', Result: 'success', ExecMainStartTimestamp: '' };
+  it('pending when enabled, never started since boot, stamped (systemd stamps a persistent timer at its first start) less than 26 h ago', () => {
+    expect(firstRunPending(timer, waiting, now - 60_000, now)).toBe('Mon 2026-11-30 02:33:04 UTC');
+    expect(firstRunPending(timer, waiting, null, now)).toBe('Mon 2026-11-30 02:33:04 UTC');
+  });
+  it('not pending when it ran, failed, is off, or was stamped more than a day ago (it should have run since)', () => {
+    expect(firstRunPending(timer, { ...waiting, ExecMainStartTimestamp: 'Sun 2026-11-29 02:30:00 UTC' }, now - 60_000, now)).toBeNull();
+    expect(firstRunPending(timer, { ...waiting, ActiveState: 'failed' }, now - 60_000, now)).toBeNull();
+    expect(firstRunPending({ ...timer, UnitFileState: 'disabled' }, waiting, null, now)).toBeNull();
+    expect(firstRunPending(timer, waiting, now - 30 * 3600_000, now)).toBeNull();
   });
 });
 

@@ -74,6 +74,31 @@ export async function timerCheck(t: TimerSpec, ms: number): Promise<Finding> {
   return judgeTimer(t, timer, service);
 }
 
+/**
+ * Whether a daily timer has not had its first run yet on a host set up less than a day ago: installed, enabled
+ * and waiting, its service never started since boot, and its last trigger (systemd stamps a persistent timer
+ * when it is first started) less than 26 hours old or none. Pure: `lastTrigger` is a Unix time in ms.
+ */
+export function firstRunPending(timer: Record<string, string>, service: Record<string, string>, lastTrigger: number | null, now: number): string | null {
+  if (timer.LoadState === 'not-found' || timer.UnitFileState !== 'enabled' || timer.ActiveState !== 'active') return null;
+  if (dateOf(service.ExecMainStartTimestamp) || service.ActiveState === 'failed') return null;
+  if (lastTrigger !== null && now - lastTrigger > 26 * 3600_000) return null;
+  return dateOf(timer.NextElapseUSecRealtime);
+}
+
+/** firstRunPending for a timer of this host, through systemctl (null where systemd does not run or answer). */
+export async function firstRunDue(t: TimerSpec, ms: number, now: number): Promise<string | null> {
+  if (!systemdRunning()) return null;
+  const [timer, service, stamp] = await Promise.all([
+    unitProperties(`${t.unit}.timer`, TIMER_PROPS, ms),
+    unitProperties(`${t.unit}.service`, SERVICE_PROPS, ms),
+    unitProperties(`${t.unit}.timer`, ['LastTriggerUSec'], ms, ['--timestamp=unix']),
+  ]);
+  if (!timer || !service) return null;
+  const unix = /^@(\d+)$/.exec(stamp?.LastTriggerUSec ?? '')?.[1];
+  return firstRunPending(timer, service, unix === undefined ? null : Number(unix) * 1000, now);
+}
+
 const GIB = 1024 ** 3;
 const size = (b: number): string => (b >= GIB ? `${(b / GIB).toFixed(1)} GiB` : `${(b / 1024 ** 2).toFixed(0)} MiB`);
 
