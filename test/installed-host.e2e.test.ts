@@ -75,8 +75,7 @@ describe.skipIf(missing !== null)('installed on a Debian 12 host under systemd (
     mkdirSync(join(tmp, 'updates'));
     unpacked = `/root/${basename(archive).replace(/\.tar\.gz$/, '')}`;
     overlay = makeOverlay(lower);
-    // Node 20 (Debian 12's own is 18): the host's, same glibc.
-    copyFileSync('/usr/bin/node', join(overlay.merged, 'usr/bin/node'));
+    // No Node.js in the guest: the release runs on its own (runtime/bin/node).
     guest = await boot();
     // The host as its administrator had it before mailsvc: Debian 12 logs to the journal only (no
     // rsyslog), so fail2ban's default sshd jail finds no log file and fail2ban fails at boot until
@@ -231,7 +230,8 @@ describe.skipIf(missing !== null)('installed on a Debian 12 host under systemd (
     mkdirSync(join(updates, 'tls'));
     for (const f of ['ca.pem', 'server-cert.pem', 'server-key.pem']) copyFileSync(join(REPO_ROOT, 'test', 'fixtures', 'tls', f), join(updates, 'tls', f));
     writeFileSync(join(updates, 'serve.mjs'), FEED_SERVER);
-    await guest.sh('systemd-run --unit=test-feed node /srv/updates/serve.mjs /srv/updates/feed 8443 /srv/updates/tls');
+    // The guest has no node of its own: the feed server runs on the installed release's.
+    await guest.sh('systemd-run --unit=test-feed "$(readlink -f /opt/mailsvc/current)/runtime/bin/node" /srv/updates/serve.mjs /srv/updates/feed 8443 /srv/updates/tls');
     await guest.sh('for i in $(seq 60); do curl -sf --cacert /srv/updates/tls/ca.pem https://localhost:8443/stable/version.json >/dev/null && exit 0; sleep 1; done; exit 1');
     // The feed, as an administrator with an in-house mirror sets it: the settings file (the only one), then a restart.
     await guest.sh(`cp /srv/updates/tls/ca.pem /etc/mailsvc/feed-ca.pem

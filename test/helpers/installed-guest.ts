@@ -7,7 +7,7 @@
  * MAILSVC_TEST_RELEASE_ARCHIVE=<path to mailsvc-<v>.tar.gz> installs that
  * archive instead of one built from the working tree.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { api, enrolTotp, signIn } from './guest-api.js';
@@ -74,9 +74,8 @@ export async function installedGuest(lower: string, name: string): Promise<Insta
   const tmp = mkdtempSync(`/var/tmp/mailsvc-${name}-`);
   const archive = releaseArchive(join(tmp, 'release'));
   const unpacked = `/root/${basename(archive).replace(/\.tar\.gz$/, '')}`;
+  // No Node.js in the guest: the release runs on its own (runtime/bin/node).
   const overlay: Overlay = makeOverlay(lower);
-  // Node 20 (Debian 12's own is 18): the host's, same glibc.
-  copyFileSync('/usr/bin/node', join(overlay.merged, 'usr/bin/node'));
   let guest: Guest | undefined;
   const dispose = async (): Promise<void> => {
     await guest?.halt();
