@@ -47,6 +47,21 @@ export function cachedRoot(): string {
   return root;
 }
 
+const STOCK_ROOT_SCRIPT = fileURLToPath(new URL('./nspawn-stock-root.sh', import.meta.url));
+
+/**
+ * A stock Debian 12 root (nspawn-stock-root.sh) whose apt cache holds `packages` and what they pull in,
+ * downloaded, not installed; cached by the script's hash and the package list, built under the same flock.
+ */
+export function cachedStockRoot(packages: readonly string[]): string {
+  const key = createHash('sha256').update(readFileSync(STOCK_ROOT_SCRIPT)).update([...packages].sort().join(' ')).digest('hex').slice(0, 16);
+  const root = join(CACHE_DIR, `bookworm-stock-${key}`);
+  if (existsSync(join(root, 'etc', 'os-release'))) return root;
+  mkdirSync(CACHE_DIR, { recursive: true });
+  execFileSync('flock', ['--wait', String(40 * 60), join(CACHE_DIR, '.build.lock'), STOCK_ROOT_SCRIPT, root, ...packages], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 45 * 60_000 });
+  return root;
+}
+
 export type Overlay = { dir: string; merged: string; remove(): void };
 
 /** A writable overlay over `lower` in a new temp directory (or a reflink copy where overlayfs is refused). */
@@ -120,12 +135,21 @@ function collect(child: ChildProcess, timeoutMs: number, input?: string): Promis
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Boots `root` (an overlay's merged dir) with systemd-nspawn; resolves once systemd says running or degraded. */
-export async function bootGuest(root: string, opts: { binds?: { host: string; guest: string }[]; logDir: string; timeoutMs?: number }): Promise<Guest> {
+export async function bootGuest(
+  root: string,
+  opts: {
+    binds?: { host: string; guest: string }[];
+    logDir: string;
+    timeoutMs?: number;
+    /** A network namespace the test made (`ip netns add`): the guest's network is that one, not loopback alone. */
+    netns?: string;
+  },
+): Promise<Guest> {
   const name = `mailsvc-t${process.pid}-${Date.now() % 100000}`;
   const logFile = join(opts.logDir, `${name}.console`);
   const log = openSync(logFile, 'w');
   const binds = (opts.binds ?? []).map((b) => `--bind-ro=${b.host}:${b.guest}`);
-  const nspawn = spawn('systemd-nspawn', ['-D', root, '--boot', '-M', name, '--register=no', '--keep-unit', '--private-network', '--console=read-only', ...binds], {
+  const nspawn = spawn('systemd-nspawn', ['-D', root, '--boot', '-M', name, '--register=no', '--keep-unit', ...(opts.netns ? [`--network-namespace-path=/run/netns/${opts.netns}`] : ['--private-network']), '--console=read-only', ...binds], {
     stdio: ['ignore', log, log],
     env: { PATH: process.env.PATH ?? GUEST_PATH, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY: '1' },
   });
