@@ -26,12 +26,11 @@
  * The time from `apt-get install` to the first message delivered is printed
  * ("[first-install] …").
  */
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromium as playwright, type Browser, type Page } from 'playwright-core';
 import { bootGuest, cachedStockRoot, makeOverlay, nspawnUnavailable, type Guest, type Overlay } from './helpers/nspawn.js';
@@ -42,8 +41,9 @@ import { makeTestCa, type TestCa } from './helpers/test-ca.js';
 import { oathtoolCode, oathtoolInstalled } from './helpers/totp.js';
 import { CHROMIUM, CHROMIUM_ARGS } from './helpers/panel-stack.js';
 import { findProgram } from './helpers/mail-daemons.js';
+import { makeNetnsPair, type NetnsPair } from './helpers/netns.js';
+import { POSTFIX_INTERNAL_SERVICES } from './helpers/postfix-queue.js';
 
-const execFileP = promisify(execFile);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** README's install commands: the first ```sh block under "## Install on a Debian 12 mail host". */
@@ -125,34 +125,20 @@ msg = sys.stdin.buffer.read()
 print('pass' if dkim.verify(msg, dnsfunc=dnsfunc) else 'fail')
 `;
 
-const POSTFIX_SERVICES = `pickup    unix  n       -       n       60      1       pickup
-cleanup   unix  n       -       n       -       0       cleanup
-qmgr      unix  n       -       n       300     1       qmgr
-rewrite   unix  -       -       n       -       -       trivial-rewrite
-bounce    unix  -       -       n       -       0       bounce
-defer     unix  -       -       n       -       0       bounce
-trace     unix  -       -       n       -       0       bounce
-verify    unix  -       -       n       -       1       verify
-flush     unix  n       -       n       1000?   0       flush
-proxymap  unix  -       -       n       -       -       proxymap
-showq     unix  n       -       n       -       -       showq
-error     unix  -       -       n       -       -       error
-retry     unix  -       -       n       -       -       error
-smtp      unix  -       -       n       -       -       smtp
+/** The queue Postfix's services, and what delivering and sending need besides (bob's mailbox, the relay to the guest). */
+const POSTFIX_SERVICES = `${POSTFIX_INTERNAL_SERVICES}verify    unix  -       -       n       -       1       verify
 relay     unix  -       -       n       -       -       smtp
 virtual   unix  -       n       n       -       -       virtual
-anvil     unix  -       -       n       -       1       anvil
-scache    unix  -       -       n       -       1       scache
-postlog   unix-dgram n  -       n       -       1       postlogd
 `;
 
 describe.skipIf(missing !== null)('from a stock Debian 12 to a healthy mail host by README\'s three commands (nspawn, an outside network)', () => {
   const tag = randomBytes(3).toString('hex');
-  const net = 10 + (parseInt(tag, 16) % 200);
-  const OUT = `mfi-o-${tag}`;
-  const GNS = `mfi-g-${tag}`;
-  const OUT_ADDR = `10.199.${net}.1`;
-  const GUEST_ADDR = `10.199.${net}.2`;
+  /** The guest's namespace (the pair's server side) and the outside's (its client side), on one veth link. */
+  let net: NetnsPair | undefined;
+  let OUT = '';
+  let GNS = '';
+  let OUT_ADDR = '';
+  let GUEST_ADDR = '';
   let tmp = '';
   let ca: TestCa | undefined;
   let overlay: Overlay | undefined;
@@ -164,7 +150,6 @@ describe.skipIf(missing !== null)('from a stock Debian 12 to a healthy mail host
   let installStarted = 0;
   let readme: { command: string; code: number | null; out: string }[] = [];
 
-  const ip = (...args: string[]) => execFileP('ip', args, { timeout: 30_000 });
   /** A program in the outside namespace. */
   const outside = async (argv: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
@@ -262,15 +247,8 @@ describe.skipIf(missing !== null)('from a stock Debian 12 to a healthy mail host
     expect(basename(deb)).toBe(basename(DEB_URL));
 
     // Two namespaces on one link: the guest's and the outside's.
-    await ip('netns', 'add', OUT);
-    await ip('netns', 'add', GNS);
-    await ip('link', 'add', `mo${tag}`, 'netns', OUT, 'type', 'veth', 'peer', 'name', `mg${tag}`, 'netns', GNS);
-    await ip('-n', OUT, 'addr', 'add', `${OUT_ADDR}/24`, 'dev', `mo${tag}`);
-    await ip('-n', GNS, 'addr', 'add', `${GUEST_ADDR}/24`, 'dev', `mg${tag}`);
-    for (const [ns, dev] of [[OUT, `mo${tag}`], [GNS, `mg${tag}`]] as const) {
-      await ip('-n', ns, 'link', 'set', 'lo', 'up');
-      await ip('-n', ns, 'link', 'set', dev, 'up');
-    }
+    net = await makeNetnsPair();
+    ({ server: GNS, serverAddr: GUEST_ADDR, client: OUT, clientAddr: OUT_ADDR } = net);
 
     ca = makeTestCa([FEED_HOST]);
     writeFileSync(join(ca.dir, 'server.key.pem'), ca.key);
@@ -311,7 +289,7 @@ describe.skipIf(missing !== null)('from a stock Debian 12 to a healthy mail host
     overlay?.remove();
     if (postfixEtc) await outside(['postfix', '-c', postfixEtc, 'stop']).catch(() => undefined);
     fileServer?.kill('SIGKILL');
-    for (const ns of [OUT, GNS]) await ip('netns', 'del', ns).catch(() => undefined);
+    await net?.destroy();
     ca?.cleanup();
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   }, 240_000);

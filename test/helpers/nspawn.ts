@@ -28,38 +28,44 @@ export function nspawnUnavailable(): string | null {
   return null;
 }
 
-/** The cached root's path (it may not exist yet). */
-export function cachedRootPath(): string {
-  const key = createHash('sha256').update(readFileSync(ROOT_SCRIPT)).digest('hex').slice(0, 16);
-  return join(CACHE_DIR, `bookworm-${key}`);
+const STOCK_ROOT_SCRIPT = fileURLToPath(new URL('./nspawn-stock-root.sh', import.meta.url));
+
+/** Where `script` run with `args` keeps its root: keyed by the script's hash and the arguments. */
+function rootPath(script: string, prefix: string, args: readonly string[]): string {
+  const hash = createHash('sha256').update(readFileSync(script));
+  if (args.length > 0) hash.update([...args].sort().join(' '));
+  return join(CACHE_DIR, `${prefix}-${hash.digest('hex').slice(0, 16)}`);
 }
 
 /**
- * The cached root, built first if missing (about 5 minutes, from Debian's archive). Two test files (or two
+ * The root `script` builds, built first if missing (minutes, from Debian's archive). Two test files (or two
  * runs) that ask at once share one build: the builder holds an flock on the cache's lock file, and a caller
  * that waited for it finds the root made and uses it. Throws with the build's own output when it fails.
  */
-export function cachedRoot(): string {
-  const root = cachedRootPath();
+function builtRoot(script: string, prefix: string, args: readonly string[]): string {
+  const root = rootPath(script, prefix, args);
   if (existsSync(join(root, 'etc', 'os-release'))) return root;
   mkdirSync(CACHE_DIR, { recursive: true });
-  execFileSync('flock', ['--wait', String(40 * 60), join(CACHE_DIR, '.build.lock'), ROOT_SCRIPT, root], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 45 * 60_000 });
+  execFileSync('flock', ['--wait', String(40 * 60), join(CACHE_DIR, '.build.lock'), script, root, ...args], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 45 * 60_000 });
   return root;
 }
 
-const STOCK_ROOT_SCRIPT = fileURLToPath(new URL('./nspawn-stock-root.sh', import.meta.url));
+/** The cached root's path (it may not exist yet). */
+export function cachedRootPath(): string {
+  return rootPath(ROOT_SCRIPT, 'bookworm', []);
+}
+
+/** The root with the mail daemons installed (nspawn-root.sh), built first if missing. */
+export function cachedRoot(): string {
+  return builtRoot(ROOT_SCRIPT, 'bookworm', []);
+}
 
 /**
  * A stock Debian 12 root (nspawn-stock-root.sh) whose apt cache holds `packages` and what they pull in,
- * downloaded, not installed; cached by the script's hash and the package list, built under the same flock.
+ * downloaded, not installed; cached by the script's hash and the package list.
  */
 export function cachedStockRoot(packages: readonly string[]): string {
-  const key = createHash('sha256').update(readFileSync(STOCK_ROOT_SCRIPT)).update([...packages].sort().join(' ')).digest('hex').slice(0, 16);
-  const root = join(CACHE_DIR, `bookworm-stock-${key}`);
-  if (existsSync(join(root, 'etc', 'os-release'))) return root;
-  mkdirSync(CACHE_DIR, { recursive: true });
-  execFileSync('flock', ['--wait', String(40 * 60), join(CACHE_DIR, '.build.lock'), STOCK_ROOT_SCRIPT, root, ...packages], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 45 * 60_000 });
-  return root;
+  return builtRoot(STOCK_ROOT_SCRIPT, 'bookworm-stock', packages);
 }
 
 export type Overlay = { dir: string; merged: string; remove(): void };

@@ -42,7 +42,8 @@ export function queuePostfixUnavailable(): string | null {
   return process.getuid?.() === 0 ? null : 'Postfix needs root to start and postsuper needs root';
 }
 
-const SERVICES = `pickup    unix  n       -       n       60      1       pickup
+/** master.cf's internal services for a Postfix of the tests' own (its listeners are added by each user). */
+export const POSTFIX_INTERNAL_SERVICES = `pickup    unix  n       -       n       60      1       pickup
 cleanup   unix  n       -       n       -       0       cleanup
 qmgr      unix  n       -       n       300     1       qmgr
 rewrite   unix  -       -       n       -       -       trivial-rewrite
@@ -80,7 +81,7 @@ export async function startQueuePostfix(opts: { longQueueIds?: boolean } = {}): 
     'smtpd_client_connection_rate_limit = 0\nsmtpd_client_message_rate_limit = 0\nsmtpd_error_sleep_time = 0',
     'in_flow_delay = 0',
   ].join('\n') + '\n');
-  writeFileSync(join(etc, 'master.cf'), `${SERVICES}127.0.0.1:${smtpPort} inet n - n - - smtpd\n`);
+  writeFileSync(join(etc, 'master.cf'), `${POSTFIX_INTERNAL_SERVICES}127.0.0.1:${smtpPort} inet n - n - - smtpd\n`);
   const postfix = (command: string) => execFileP(findProgram('postfix') ?? 'postfix', ['-c', etc, command], { timeout: 20_000 });
   const logs = () => (existsSync(join(dir, 'postfix.log')) ? readFileSync(join(dir, 'postfix.log'), 'utf8') : '');
   const masterAlive = () => {
