@@ -36,12 +36,12 @@ describe('mailsvc serve (what npm start runs)', { timeout: 120_000 }, () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('serves the API, the auth hook socket and the policy service on the embedded default, and stops on SIGTERM', async () => {
+  it("serves the API, the auth hook socket, the policy service and Postfix's lookup tables on the embedded default, and stops on SIGTERM", async () => {
     dir = mkdtempSync(join(tmpdir(), 'mailsvc-serve-'));
     const [api, policy] = [await freePort(), await freePort()];
     child = spawn(process.execPath, [buildCli(), 'serve'], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', MAILSVC_DATA_DIR: dir, MAILSVC_API_PORT: String(api), MAILSVC_POLICY_LISTEN: `127.0.0.1:${policy}`, MAILSVC_ADMIN_PASSWORD: 'correct horse battery staple' },
+      env: { PATH: process.env.PATH ?? '', MAILSVC_DATA_DIR: dir, MAILSVC_API_PORT: String(api), MAILSVC_POLICY_LISTEN: `127.0.0.1:${policy}`, MAILSVC_MAPS_LISTEN: `unix:${join(dir, 'maps')}`, MAILSVC_ADMIN_PASSWORD: 'correct horse battery staple' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -64,6 +64,18 @@ describe('mailsvc serve (what npm start runs)', { timeout: 120_000 }, () => {
       c.write('request=smtpd_access_policy\nprotocol_state=RCPT\nsasl_username=\n\n');
     });
     expect(answer).toBe('action=DUNNO\n\n');
+    const lookup = await new Promise<string>((resolve, reject) => {
+      const c = createConnection(join(dir, 'maps'));
+      c.on('data', (d) => {
+        resolve(d.toString());
+        c.end();
+      });
+      c.on('error', reject);
+      c.on('close', () => resolve('(closed)'));
+      const request = 'domains unknown.example';
+      c.write(`${request.length}:${request},`);
+    });
+    expect(lookup).toBe('9:NOTFOUND ,');
     const code = await new Promise<number | null>((resolve) => {
       child?.once('exit', (c) => resolve(c));
       child?.kill('SIGTERM');

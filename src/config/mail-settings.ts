@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { MAX_SEND_RATE, WINDOWS, sendRateSetting } from '../shared/send-rate.js';
 import type { Limits } from '../shared/send-rate.js';
+import type { SocketAddress } from '../shared/socket-listen.js';
 import { SettingsError } from './settings-error.js';
 
 export type MailSettings = Readonly<{
@@ -14,6 +15,12 @@ export type MailSettings = Readonly<{
   policyListen: PolicyListen | null;
   /** Connections the policy service holds at most. */
   policyMaxConnections: number;
+  /**
+   * Postfix's lookup tables (domains, mailboxes, aliases, sender logins) served
+   * over the socketmap protocol, so Postfix needs no access to the database:
+   * a Unix socket (mode 0660, group `socketGroup`) or a loopback port. null = off.
+   */
+  mapsListen: SocketListen | null;
   /** Unix socket of the Dovecot auth hook; null = off. */
   authHookSocket: string | null;
   /** Group given the hook socket (mode 0660), so Dovecot's auth workers can connect: a name or a gid. */
@@ -24,7 +31,9 @@ export type MailSettings = Readonly<{
   authHookMaxConnections: number;
 }>;
 
-export type PolicyListen = { host: string; port: number } | { path: string; socketGroup: number | null };
+/** A loopback TCP address, or a Unix socket given a group. */
+export type SocketListen = SocketAddress;
+export type PolicyListen = SocketListen;
 
 type Source = Record<string, string | undefined>;
 const val = (src: Source, key: string): string | undefined => (src[key] === undefined || src[key] === '' ? undefined : src[key]);
@@ -36,7 +45,7 @@ function loopback(src: Source, key: string, dflt: string | null): { host: string
   const host = m?.[1] ?? '';
   const port = Number(m?.[2] ?? -1);
   if (!m || port > 65535 || !ipaddr.isValid(host) || ipaddr.process(host).range() !== 'loopback') {
-    throw new SettingsError(key, `must be a loopback host:port such as 127.0.0.1:10031${key === 'MAILSVC_POLICY_LISTEN' ? ', unix:/path' : ''}, or off`);
+    throw new SettingsError(key, `must be a loopback host:port such as 127.0.0.1:${key === 'MAILSVC_MAPS_LISTEN' ? '10032' : '10031'}${key === 'MAILSVC_MAIL_AUTH_LISTEN' ? '' : ', unix:/path'}, or off`);
   }
   return { host, port };
 }
@@ -65,14 +74,15 @@ function count(src: Source, key: string, dflt: number): number {
   return Number(v);
 }
 
-function policyListen(src: Source): PolicyListen | null {
-  const raw = val(src, 'MAILSVC_POLICY_LISTEN');
+/** `unix:/path` (its group from `groupKey`), a loopback `host:port`, or off. */
+function socketListen(src: Source, key: string, groupKey: string, dflt: string | null): SocketListen | null {
+  const raw = val(src, key);
   if (raw?.startsWith('unix:')) {
     const path = raw.slice('unix:'.length);
-    if (!path.startsWith('/')) throw new SettingsError('MAILSVC_POLICY_LISTEN', 'unix: needs an absolute path, such as unix:/var/spool/postfix/mailsvc/policy');
-    return { path, socketGroup: groupId(src, 'MAILSVC_POLICY_SOCKET_GROUP') };
+    if (!path.startsWith('/')) throw new SettingsError(key, `unix: needs an absolute path, such as unix:/var/spool/postfix/mailsvc/${key === 'MAILSVC_MAPS_LISTEN' ? 'maps' : 'policy'}`);
+    return { path, socketGroup: groupId(src, groupKey) };
   }
-  return loopback(src, 'MAILSVC_POLICY_LISTEN', '127.0.0.1:10031');
+  return loopback(src, key, dflt);
 }
 
 /** Where an installed host's hook listens unless MAILSVC_MAIL_AUTH_SOCKET says otherwise: where Dovecot's Lua passdb (deploy/dovecot) looks. */
@@ -83,8 +93,9 @@ export function loadMailSettings(src: Source, dataDir: string, layout: 'checkout
   const socket = val(src, 'MAILSVC_MAIL_AUTH_SOCKET') ?? (layout === 'installed' ? INSTALLED_AUTH_SOCKET : join(dataDir, 'auth-hook.sock'));
   return Object.freeze({
     sendRateDefaults: Object.fromEntries(WINDOWS.map((w) => [w, rate(src, sendRateSetting(w))])) as Limits,
-    policyListen: policyListen(src),
+    policyListen: socketListen(src, 'MAILSVC_POLICY_LISTEN', 'MAILSVC_POLICY_SOCKET_GROUP', '127.0.0.1:10031'),
     policyMaxConnections: count(src, 'MAILSVC_POLICY_MAX_CONNECTIONS', 200),
+    mapsListen: socketListen(src, 'MAILSVC_MAPS_LISTEN', 'MAILSVC_MAPS_SOCKET_GROUP', null),
     authHookSocket: socket === 'off' ? null : socket,
     authHookSocketGroup: groupId(src, 'MAILSVC_MAIL_AUTH_SOCKET_GROUP'),
     authHookListen: loopback(src, 'MAILSVC_MAIL_AUTH_LISTEN', null),

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConnection, createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
-import { serveRecords } from './line-server.js';
+import { netstringFramer, serveRecords } from './line-server.js';
 import type { RecordServerOptions } from './line-server.js';
 
 /** A record server on a loopback port that counts what its handler saw. */
@@ -137,5 +137,35 @@ describe('record server: one connection cannot make the process hold more than a
     c.destroy();
     expect(data.trim().split('\n')).toEqual(Array.from({ length: 1000 }, (_, i) => String(i % 7)));
     expect(s.maxConcurrent()).toBeLessThanOrEqual(4);
+  });
+});
+
+describe('record server with netstrings (the socketmap protocol)', () => {
+  const framer = netstringFramer(100);
+  it('frames netstrings whole, waits for partial ones, and rejects what cannot be one', () => {
+    expect(framer(Buffer.from('5:hello,3:abc,'))).toEqual({ record: 'hello', next: 8 });
+    expect(framer(Buffer.from('0:,'))).toEqual({ record: '', next: 3 });
+    expect(framer(Buffer.from('5:hel'))).toBeNull();
+    expect(framer(Buffer.from('5:hello'))).toBeNull();
+    expect(framer(Buffer.from('10'))).toBeNull();
+    expect(framer(Buffer.from(''))).toBeNull();
+    // Multi-byte UTF-8: the length counts bytes.
+    expect(framer(Buffer.from('2:é,'))).toEqual({ record: 'é', next: 5 });
+    for (const bad of ['5:hello;', ':x,', 'x:', '05:hello,', '-1:,', '1000:', '101:', 'abcd']) expect(framer(Buffer.from(bad)), bad).toBe('invalid');
+  });
+
+  it('answers records split across writes in order, and drops a peer whose length is over the limit', async () => {
+    const s = await start({ separator: { netstring: true }, maxRecordBytes: 100 }, async (r) => `${r.length}:${r},`);
+    servers.push(s.server);
+    const c = createConnection(s.port, '127.0.0.1');
+    let got = '';
+    c.on('data', (d: Buffer) => (got += d.toString()));
+    c.write('3:ab');
+    await new Promise((r) => setTimeout(r, 20));
+    c.write('c,2:de,');
+    await expect.poll(() => got).toBe('3:abc,2:de,');
+    const closed = closedWithin(c, 3000);
+    c.write('101:');
+    expect(await closed).toBe(true);
   });
 });

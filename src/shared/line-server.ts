@@ -1,8 +1,12 @@
 import type { Socket } from 'node:net';
 
 export type RecordServerOptions = {
-  /** Ends each record: `\n` (hook) or `\n\n` (Postfix policy). */
-  separator: string;
+  /**
+   * How records are framed: a text that ends each (`\n` for the hook, `\n\n`
+   * for the Postfix policy), or netstrings (`<length>:<bytes>,`, the
+   * socketmap protocol Postfix's lookup tables speak).
+   */
+  separator: string | { netstring: true };
   /** A record longer than this closes the connection. */
   maxRecordBytes: number;
   /** The first record, and every record from its first byte, must be complete within this. */
@@ -24,6 +28,38 @@ export type RecordAnswer = string | { text: string; afterWrite: () => void } | n
 export type RecordHandler = (record: string) => Promise<RecordAnswer>;
 
 const DEFAULT_IN_FLIGHT = 4;
+
+/** The first complete record in a buffer and where the next begins; null while it is incomplete; `invalid` for bytes that cannot be one. */
+type Framer = (buffer: Buffer) => { record: string; next: number } | null | 'invalid';
+
+function separated(separator: string): Framer {
+  const sep = Buffer.from(separator, 'utf8');
+  return (buffer) => {
+    const end = buffer.indexOf(sep);
+    return end < 0 ? null : { record: buffer.subarray(0, end).toString('utf8'), next: end + sep.length };
+  };
+}
+
+const COLON = 0x3a;
+const COMMA = 0x2c;
+
+/** Netstrings (`12:hello world!,`): a length in decimal digits (no leading zero but for 0), a colon, the bytes, a comma. */
+export function netstringFramer(maxRecordBytes: number): Framer {
+  const maxDigits = String(maxRecordBytes).length;
+  return (buffer) => {
+    const colon = buffer.indexOf(COLON);
+    const digits = buffer.subarray(0, colon < 0 ? Math.min(buffer.length, maxDigits + 1) : colon).toString('latin1');
+    if (!/^(0|[1-9]\d*)?$/.test(digits) || digits.length > maxDigits) return 'invalid';
+    if (colon < 0) return null;
+    if (digits === '') return 'invalid';
+    const length = Number(digits);
+    if (length > maxRecordBytes) return 'invalid';
+    const end = colon + 1 + length;
+    if (buffer.length <= end) return null;
+    if (buffer[end] !== COMMA) return 'invalid';
+    return { record: buffer.subarray(colon + 1, end).toString('utf8'), next: end + 1 };
+  };
+}
 
 /**
  * Connections waiting to read their next records, served a few per turn of the
@@ -67,7 +103,14 @@ const DEFAULT_UNREAD_ANSWERS = 64 * 1024;
  * A failing handler answers `onError`'s text and the connection goes on.
  */
 export function serveRecords(socket: Socket, opts: RecordServerOptions, handle: RecordHandler, onError: (err: unknown) => string): RecordConnection {
-  const separator = Buffer.from(opts.separator, 'utf8');
+  const netstrings = typeof opts.separator !== 'string';
+  const frame = typeof opts.separator === 'string' ? separated(opts.separator) : netstringFramer(opts.maxRecordBytes);
+  // A partial netstring's length prefix and comma come on top of its bytes.
+  const maxPartial = opts.maxRecordBytes + (netstrings ? String(opts.maxRecordBytes).length + 1 : 0);
+  const hasRecord = (): boolean => {
+    const found = frame(buffer);
+    return found !== null && found !== 'invalid';
+  };
   const maxInFlight = opts.maxInFlight ?? DEFAULT_IN_FLIGHT;
   const maxUnread = opts.maxUnreadAnswerBytes ?? DEFAULT_UNREAD_ANSWERS;
   let buffer: Buffer = Buffer.alloc(0);
@@ -128,7 +171,7 @@ export function serveRecords(socket: Socket, opts: RecordServerOptions, handle: 
 
   /** When the server is closing: ends the connection once no record is being answered or waits complete in the buffer. */
   const endIfIdle = (): boolean => {
-    if (!closing || ending || socket.destroyed || inFlight > 0 || buffer.indexOf(separator) >= 0) return false;
+    if (!closing || ending || socket.destroyed || inFlight > 0 || hasRecord()) return false;
     ending = true;
     stopTimers();
     buffer = Buffer.alloc(0);
@@ -140,15 +183,17 @@ export function serveRecords(socket: Socket, opts: RecordServerOptions, handle: 
   const pump = (): void => {
     if (socket.destroyed || ending) return;
     while (inFlight < maxInFlight && socket.writableLength <= maxUnread) {
-      const end = buffer.indexOf(separator);
-      if (end < 0) break;
-      const record = buffer.subarray(0, end).toString('utf8');
-      buffer = buffer.subarray(end + separator.length);
+      const found = frame(buffer);
+      if (found === 'invalid') return drop();
+      if (found === null) break;
+      buffer = buffer.subarray(found.next);
       inFlight++;
-      chain = chain.then(() => answer(record));
+      chain = chain.then(() => answer(found.record));
     }
-    const complete = buffer.indexOf(separator) >= 0;
-    if (!complete && buffer.length > opts.maxRecordBytes) return drop();
+    const found = frame(buffer);
+    if (found === 'invalid') return drop();
+    const complete = found !== null;
+    if (!complete && buffer.length > maxPartial) return drop();
     // A partial record, or no record yet on a new connection: it must be complete within recordMs.
     const waiting = !complete && (buffer.length > 0 || (served === 0 && inFlight === 0));
     if (waiting && recordTimer === undefined) recordTimer = setTimeout(drop, opts.recordMs);

@@ -266,6 +266,12 @@ export type PostfixOptions = {
   tls?: { key: string; chain: string };
   /** That service's port, when the caller must know it before Postfix starts (Dovecot's submission_host); else a free one. */
   smtpPort?: number;
+  /**
+   * mailsvc's socketmap server (its Unix socket) in place of the SQL lookup
+   * tables, as install wires Postfix with SQLite: the database is then not
+   * opened to Postfix's users.
+   */
+  maps?: string;
 };
 export type Postfix = { submissionPort: number; /** deploy/'s `submissions` (465) service, on a free port. */ submissionsPort: number; /** master.cf as Postfix reads it. */ masterCf: string; /** The plain SMTP port when `smtp` was asked for, else 0. */ smtpPort: number; /** Postfix's own log file (maillog_file). */ logFile: string; /** For `postfix -c <configDir> …`. */ configDir: string; logs(): string; stop(): Promise<void> };
 
@@ -289,6 +295,12 @@ anvil     unix  -       -       n       -       1       anvil
 scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 `;
+
+// deploy/postfix/<db>/<file>.cf and the socketmap table install puts in its place.
+const SOCKETMAP_TABLES: [string, string][] = [
+  ['virtual-domains.cf', 'domains'], ['virtual-mailboxes.cf', 'mailboxes'], ['virtual-alias-mailboxes.cf', 'alias-mailboxes'],
+  ['virtual-aliases.cf', 'aliases'], ['sender-logins.cf', 'sender-logins'],
+];
 
 function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: number, submissionsPort: number, smtpPort = 0): void {
   const type = SQL_TYPE[opts.dialect];
@@ -315,6 +327,7 @@ function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: n
     ...(opts.tls ? [`smtpd_tls_chain_files = ${opts.tls.key}, ${opts.tls.chain}`] : []),
     deployFile('postfix/main.cf.mailsvc', [
       [/^mailsvc_db = .*$/m, `mailsvc_db = ${type}`],
+      ...(opts.maps ? SOCKETMAP_TABLES.map(([file, name]): [RegExp, string] => [new RegExp(`proxy:\\$\\{mailsvc_db\\}:/etc/postfix/mailsvc/\\$\\{mailsvc_db\\}/${file}`), `proxy:socketmap:unix:${opts.maps ?? ''}:${name}`]) : []),
       ['/etc/postfix/mailsvc/', `${etc}/mailsvc/`],
       ['smtpd_sasl_path = private/auth', `smtpd_sasl_path = ${opts.saslPath}`],
       ['lmtp:unix:private/dovecot-lmtp', opts.lmtp ? `lmtp:unix:${opts.lmtp}` : 'discard:'],
@@ -348,7 +361,7 @@ export async function startPostfix(opts: PostfixOptions): Promise<Postfix> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    shareSqliteDatabase(opts.dialect, opts.databaseUrl);
+    if (!opts.maps) shareSqliteDatabase(opts.dialect, opts.databaseUrl);
     writePostfixConfig(dir, opts, submissionPort, submissionsPort, smtpPort);
     await postfix('start');
     await waitForGreeting(submissionPort, '220', () => null);

@@ -1,11 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, lstatSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { machineConfigMissing, skipNotice } from '../../../test/helpers/services.js';
 import { applyConfig } from './apply.js';
 import { fail2banChecker, nftablesChecker, postfixChecker, rspamdChecker, systemdChecker } from './checkers.js';
+import type { RunFn } from './checkers.js';
+import { run } from '../exec.js';
 import { LocalFileHost } from './local-file-host.js';
 import type { ApplyUnit, DaemonReloader, RenderedFile } from './types.js';
 
@@ -75,6 +77,27 @@ describe.skipIf(!tools.postfix || unconfigured.postfix !== null)('postfix main.c
     chmodSync(join(pf, 'main.cf'), 0o644);
   });
   const unit = (files: RenderedFile[]): ApplyUnit => ({ daemon: 'postfix', files, checker: postfixChecker(pf), reload: true });
+
+  it("postfix check gets a staged copy with no symlink leaving it (Debian's makedefs.out): postfix-script would log a warning for it on every check", async () => {
+    if (!lstatSync(join(pf, 'makedefs.out'), { throwIfNoEntry: false })?.isSymbolicLink()) symlinkSync('/usr/share/postfix/makedefs.out', join(pf, 'makedefs.out'));
+    const leaving: string[] = [];
+    let checked = '';
+    const exec: RunFn = async (file, args, opts) => {
+      // What postfix-script looks for ("symlink leaves directory"), in the copy as postfix check sees it.
+      checked = args[1] ?? '';
+      for (const f of readdirSync(checked, { recursive: true, encoding: 'utf8' })) {
+        const p = join(checked, f);
+        if (lstatSync(p).isSymbolicLink() && readlinkSync(p).includes('/')) leaving.push(f);
+      }
+      return run(file, args, opts);
+    };
+    const outcome = await postfixChecker(pf, exec).check([{ path: join(pf, 'main.cf'), content: Buffer.from('compatibility_level = 3.6\n') }]);
+    expect(outcome).toEqual({ ok: true });
+    expect(checked).not.toBe('');
+    expect(leaving).toEqual([]);
+    // The copy has the file's text; the live directory keeps its symlink.
+    expect(lstatSync(join(pf, 'makedefs.out')).isSymbolicLink()).toBe(true);
+  });
 
   it('a broken main.cf (message_size_limit = notanumber) is refused: old files back byte for byte, new file absent, nothing reloaded', async () => {
     const before = snapshot(pf);

@@ -12,7 +12,7 @@ import { clockCheck, diskCheck, firstRunDue, timerCheck, timerSpecs } from './ho
 import { exitCode, report, runChecks } from './run.js';
 import type { Check } from './run.js';
 import type { DoctorReport } from './schema.js';
-import { hookCheck, policyCheck } from './socket-checks.js';
+import { hookCheck, mapsCheck, policyCheck } from './socket-checks.js';
 import type { Listen } from './socket-checks.js';
 import { tlsCheck } from './tls-check.js';
 import { srsCheck } from './srs-check.js';
@@ -43,6 +43,7 @@ export class DoctorService {
     const mail = settings.mail;
     const hooks: Listen[] = [...(mail.authHookSocket ? [{ path: mail.authHookSocket }] : []), ...(mail.authHookListen ? [mail.authHookListen] : [])];
     const policy: Listen | null = mail.policyListen ? ('path' in mail.policyListen ? { path: mail.policyListen.path } : mail.policyListen) : null;
+    const maps: Listen | null = mail.mapsListen ? ('path' in mail.mapsListen ? { path: mail.mapsListen.path } : mail.mapsListen) : null;
     const paths = [
       { id: 'disk.data', name: 'disk space of the data directory', path: settings.dataDir, setting: 'MAILSVC_DATA_DIR' },
       { id: 'disk.mail-storage', name: 'disk space of the mail storage', path: settings.stats.mailStorage, setting: 'MAILSVC_MAIL_STORAGE' },
@@ -103,6 +104,7 @@ export class DoctorService {
         },
       },
       { id: 'socket.policy', name: 'Postfix policy service', run: () => policyCheck(policy, ms) },
+      { id: 'socket.maps', name: "Postfix's lookup tables", run: () => mapsCheck(maps, ms) },
       { id: 'socket.auth-hook', name: 'Dovecot auth hook', run: () => hookCheck(hooks, ms) },
       { id: 'srs.domains', name: "postsrsd's excluded domains", run: () => srsCheck(settings.dns.enableSrs, settings.dns.postsrsdForward, () => sources.activeDomains(), ms) },
       { id: 'clock', name: 'clock against the database', run: () => clockCheck(now, () => serverTimeMs(this.d.db, this.d.dialect)) },

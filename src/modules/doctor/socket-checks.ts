@@ -3,7 +3,7 @@ import type { Finding } from './run.js';
 
 export type Listen = { path: string } | { host: string; port: number };
 const where = (l: Listen): string => ('path' in l ? `unix:${l.path}` : `${l.host}:${l.port}`);
-const START = 'start the service (systemctl start mailsvc.service): it serves the policy service and the auth hook';
+const START = "start the service (systemctl start mailsvc.service): it serves the policy service, Postfix's lookup tables and the auth hook";
 
 /** Sends `request` and gives the first answer that `done` accepts (or rejects at the time limit or a close). */
 function ask(l: Listen, request: string, done: (text: string) => boolean, ms: number): Promise<string> {
@@ -27,11 +27,12 @@ function ask(l: Listen, request: string, done: (text: string) => boolean, ms: nu
   });
 }
 
-async function answering(l: Listen, request: string, expect: RegExp, ms: number): Promise<Finding> {
+/** `judge` may turn an expected answer into another finding (null: ok). */
+async function answering(l: Listen, request: string, expect: RegExp, ms: number, judge: (text: string) => Finding | null = () => null): Promise<Finding> {
   try {
     const text = await ask(l, request, (t) => expect.test(t) || t.includes('\n'), ms);
     if (!expect.test(text)) return { status: 'fail', detail: `${where(l)} answered something else: ${JSON.stringify(text.slice(0, 60))}`, fix: 'another program holds this address: stop it, or move the setting' };
-    return { status: 'ok', detail: `answers on ${where(l)}`, fix: null };
+    return judge(text) ?? { status: 'ok', detail: `answers on ${where(l)}`, fix: null };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { status: 'fail', detail: `no socket at ${where(l)}`, fix: START };
@@ -49,6 +50,18 @@ export function policyCheck(l: Listen | null, ms: number): Promise<Finding> {
   if (!l) return Promise.resolve({ status: 'ok', detail: 'off (MAILSVC_POLICY_LISTEN=off): no send limits are enforced', fix: null });
   const req = 'request=smtpd_access_policy\nprotocol_state=CONNECT\nprotocol_name=SMTP\nclient_address=127.0.0.1\nclient_name=localhost\n\n';
   return answering(l, req, /^action=\S+/m, ms);
+}
+
+/**
+ * Postfix's lookup tables (socketmap) answer a harmless lookup: a domain that
+ * cannot exist (.invalid), which is never found. A TEMP answer means the
+ * database fails: Postfix then defers all mail for your domains.
+ */
+export function mapsCheck(l: Listen | null, ms: number): Promise<Finding> {
+  if (!l) return Promise.resolve({ status: 'ok', detail: 'off (MAILSVC_MAPS_LISTEN=off): Postfix reads its lookup tables from the database itself', fix: null });
+  const request = 'domains doctor.mailsvc.invalid';
+  return answering(l, `${request.length}:${request},`, /^\d+:(NOTFOUND|OK|TEMP|PERM)\b.*,$/s, ms, (text) =>
+    /^\d+:TEMP\b/.test(text) ? { status: 'fail', detail: `${where(l)} answers, but its lookups fail: Postfix defers mail for your domains`, fix: "see the database check and mailsvc's log (journalctl -u mailsvc)" } : null);
 }
 
 /** The Dovecot auth hook answers a harmless line: not a sign-in (no account is asked, nothing is counted), answered ERROR. */

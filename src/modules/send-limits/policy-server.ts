@@ -1,12 +1,12 @@
 import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
-import { chmodSync, chownSync, existsSync, unlinkSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { PolicyListen } from '../../config/mail-settings.js';
 import { recordConnections, serveRecords } from '../../shared/line-server.js';
 import type { RecordConnection } from '../../shared/line-server.js';
 import { WINDOW_LABEL } from '../../shared/send-rate.js';
 import { limitConnections } from '../../shared/listener-limits.js';
+import { listenOn } from '../../shared/socket-listen.js';
 import { LogThrottle } from '../../shared/log-throttle.js';
 import type { SendLimitsService } from './send-limits.service.js';
 import type { SendCounter } from './policy-counter.js';
@@ -93,19 +93,7 @@ export async function startPolicyServer(
   const connections = recordConnections();
   const server = createServer((s) => connections.add(s, serve(s, limits, counter, log, refusals, onDecision)));
   limitConnections(server, opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS, 'policy service', log);
-  const path = 'path' in listen ? listen.path : null;
-  if (path !== null && existsSync(path)) unlinkSync(path);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    if (path !== null) server.listen(path, () => resolve());
-    else if ('port' in listen) server.listen(listen.port, listen.host, () => resolve());
-  });
-  if (path !== null && 'socketGroup' in listen) {
-    if (listen.socketGroup !== null) chownSync(path, -1, listen.socketGroup);
-    chmodSync(path, 0o660);
-  }
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const { path, port } = await listenOn(server, listen);
   return {
     server,
     port,

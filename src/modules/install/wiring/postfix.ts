@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postfixChecker } from '../../../adapters/config-applier/index.js';
 import type { RenderedFile } from '../../../adapters/config-applier/index.js';
+import type { PostfixMapName } from '../../routing/index.js';
 import { current, database, rootGroupOwner, startCertificate, template } from './common.js';
 import type { DaemonPlan, HostOps, HostStep, WiredDaemon, WiringContext } from './types.js';
 
@@ -38,6 +39,15 @@ export function masterCfServices(text: string): { service: string; line: string;
 
 const MILTER = 'inet:127.0.0.1:11332';
 
+/** deploy/postfix/<db>/<file>.cf → the name mailsvc's socketmap server gives that table. */
+const SOCKETMAP_NAMES: Record<string, PostfixMapName> = {
+  'virtual-domains': 'domains',
+  'virtual-mailboxes': 'mailboxes',
+  'virtual-alias-mailboxes': 'alias-mailboxes',
+  'virtual-aliases': 'aliases',
+  'sender-logins': 'sender-logins',
+};
+
 /**
  * Postfix: mailsvc's lookup tables for the database in use, main.cf's
  * settings set with `postconf -e` and the submission services with
@@ -56,22 +66,30 @@ export async function planPostfix(ctx: WiringContext, alsoWired: ReadonlySet<Wir
   const files: RenderedFile[] = [];
   const notes: string[] = [];
 
-  const mapsDir = join(dir, 'mailsvc', db.dialect);
-  for (const name of readdirSync(join(paths.deployDir, 'postfix', db.dialect)).filter((f) => f.endsWith('.cf')).sort()) {
-    let text = template(ctx, join('postfix', db.dialect, name));
-    const path = join(mapsDir, name);
-    if (db.dialect === 'sqlite') text = text.replace(/^dbpath = .*$/m, `dbpath = ${db.path}`);
-    else if (existsSync(path)) continue; // holds the read-only role's password the administrator set: never overwritten
-    else text = text.replace(/^hosts = .*$/m, `hosts = inet:${db.host}:${db.port}`).replace(/^dbname = .*$/m, `dbname = ${db.name}`);
-    files.push({ path, content: text, mode: 0o640, ...(owner ? { owner } : {}) });
-  }
-  if (db.dialect !== 'sqlite') notes.push(`the ${db.dialect} lookup tables in ${mapsDir} log in as the read-only role postfix: set its password there (password = CHANGE_ME when first written; deploy/postfix/README.md, Database access)`);
-
   const policyDir = join(paths.postfixSpool, 'mailsvc');
+  const mapsSocket = join(policyDir, 'maps');
+  // SQLite: Postfix asks mailsvc (socketmap) rather than opening the file. Its daemons drop every
+  // supplementary group (set_ugid), so a group shared with mailsvc cannot give them the database,
+  // and they need no more than the answers. PostgreSQL and MariaDB: a read-only role reads the tables.
+  const socketmap = db.dialect === 'sqlite';
+  const mapsDir = join(dir, 'mailsvc', db.dialect);
+  if (!socketmap) {
+    for (const name of readdirSync(join(paths.deployDir, 'postfix', db.dialect)).filter((f) => f.endsWith('.cf')).sort()) {
+      const path = join(mapsDir, name);
+      if (existsSync(path)) continue; // holds the read-only role's password the administrator set: never overwritten
+      const text = template(ctx, join('postfix', db.dialect, name)).replace(/^hosts = .*$/m, `hosts = inet:${db.host}:${db.port}`).replace(/^dbname = .*$/m, `dbname = ${db.name}`);
+      files.push({ path, content: text, mode: 0o640, ...(owner ? { owner } : {}) });
+    }
+    notes.push(`the ${db.dialect} lookup tables in ${mapsDir} log in as the read-only role postfix: set its password there (password = CHANGE_ME when first written; deploy/postfix/README.md, Database access)`);
+  }
+
   const tableDir = `${dir}/mailsvc/\${mailsvc_db}/`;
-  const main: [string, string][] = mainCfPairs(template(ctx, 'postfix/main.cf.mailsvc')).map(([k, v]) => [k, v.replaceAll('/etc/postfix/mailsvc/${mailsvc_db}/', tableDir)]);
+  // proxy: the tables are asked by proxymap(8), which is not chrooted, for every Postfix daemon.
+  const table = (value: string): string =>
+    socketmap ? value.replace(/proxy:\$\{mailsvc_db\}:\/etc\/postfix\/mailsvc\/\$\{mailsvc_db\}\/([a-z-]+)\.cf/g, (_m, name: string) => `proxy:socketmap:unix:${mapsSocket}:${SOCKETMAP_NAMES[name] ?? name}`) : value.replaceAll('/etc/postfix/mailsvc/${mailsvc_db}/', tableDir);
+  const main: [string, string][] = mainCfPairs(template(ctx, 'postfix/main.cf.mailsvc')).filter(([k]) => !socketmap || k !== 'mailsvc_db').map(([k, v]) => [k, table(v)]);
   const set = new Map<string, string>(main);
-  set.set('mailsvc_db', db.dialect);
+  if (!socketmap) set.set('mailsvc_db', db.dialect);
   // The policy service on a Unix socket only the group postfix may open, relative to the queue directory (chrooted smtpd too).
   set.set('smtpd_end_of_data_restrictions', 'check_policy_service { unix:mailsvc/policy, timeout=10s, max_idle=60s, default_action=DUNNO }');
 
@@ -107,6 +125,8 @@ export async function planPostfix(ctx: WiringContext, alsoWired: ReadonlySet<Wir
     // Set every time on the scratch copy: postconf replaces a key or a service in place, so a second run
     // yields the same bytes and the applier finds nothing to do.
     await postconf(['-e', ...[...set].map(([k, v]) => `${k}=${v}`)]);
+    // An earlier install's mailsvc_db, unused with socketmap tables (postconf would warn of it).
+    if (socketmap && (await postconf(['-n', 'mailsvc_db']).catch(() => '')) !== '') await postconf(['-X', 'mailsvc_db']);
     for (const s of masterCfServices(template(ctx, 'postfix/master.cf.submission'))) {
       await postconf(['-M', `${s.service}=${s.line}`]);
       if (s.params.length) await postconf(['-P', ...s.params.map((p) => `${s.service}/${p}`)]);
@@ -122,15 +142,19 @@ export async function planPostfix(ctx: WiringContext, alsoWired: ReadonlySet<Wir
       daemon: 'postfix',
       before: [
         ...before,
-        { what: `${dir}/mailsvc and ${mapsDir} (root:postfix 0750)`, run: async (h) => [await h.ensureDir(join(dir, 'mailsvc'), 'root', 'postfix', 0o750), await h.ensureDir(mapsDir, 'root', 'postfix', 0o750)].some(Boolean) },
-        { what: `${policyDir} for the policy socket (${settings.serviceUser}:postfix 0750)`, run: (h) => h.ensureDir(policyDir, settings.serviceUser, 'postfix', 0o750) },
-        { what: `groups: postfix in ${settings.serviceUser} (the SQLite database), ${settings.serviceUser} in postfix (the policy socket's group)`, run: async (h) => [...(await h.addToGroups('postfix', [settings.serviceUser])), ...(await h.addToGroups(settings.serviceUser, ['postfix']))].length > 0 },
-        ...(db.dialect === 'sqlite' ? [{ what: `${db.path} group-writable (0660: Postfix and Dovecot read it in WAL mode)`, run: (h: HostOps) => h.ensureMode(db.path, 0o660) }] : []),
+        ...(socketmap ? [] : [{ what: `${dir}/mailsvc and ${mapsDir} (root:postfix 0750)`, run: async (h: HostOps) => [await h.ensureDir(join(dir, 'mailsvc'), 'root', 'postfix', 0o750), await h.ensureDir(mapsDir, 'root', 'postfix', 0o750)].some(Boolean) }]),
+        { what: `${policyDir} for the policy ${socketmap ? 'and lookup-table sockets' : 'socket'} (${settings.serviceUser}:postfix 0750)`, run: (h) => h.ensureDir(policyDir, settings.serviceUser, 'postfix', 0o750) },
+        { what: `group: ${settings.serviceUser} in postfix (the sockets' group)`, run: async (h) => (await h.addToGroups(settings.serviceUser, ['postfix'])).length > 0 },
+        ...(socketmap ? [{ what: `${db.path} group-writable (0660: Dovecot's auth worker reads it in WAL mode)`, run: (h: HostOps) => h.ensureMode(db.path, 0o660) }] : []),
       ],
       files,
       checker: postfixChecker(dir, ctx.exec),
       after: [],
-      settings: { MAILSVC_POLICY_LISTEN: `unix:${join(policyDir, 'policy')}`, MAILSVC_POLICY_SOCKET_GROUP: 'postfix' },
+      settings: {
+        MAILSVC_POLICY_LISTEN: `unix:${join(policyDir, 'policy')}`,
+        MAILSVC_POLICY_SOCKET_GROUP: 'postfix',
+        ...(socketmap ? { MAILSVC_MAPS_LISTEN: `unix:${mapsSocket}`, MAILSVC_MAPS_SOCKET_GROUP: 'postfix' } : {}),
+      },
       notes,
     };
   } finally {

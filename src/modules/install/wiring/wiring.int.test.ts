@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { snapshotTree } from '../../../../test/helpers/fs-snapshot.js';
@@ -26,8 +26,14 @@ const available = WIRED_DAEMONS.filter((d) => {
 const expectWired: Record<WiredDaemon, (p: WiringInput['ctx']['paths']) => void> = {
   postfix: (p) => {
     const get = (k: string): string => execFileSync('postconf', ['-c', p.postfixDir, '-x', '-h', k], { encoding: 'utf8' }).trim();
-    expect(get('mailsvc_db')).toBe('sqlite');
-    expect(get('virtual_mailbox_domains')).toBe(`proxy:sqlite:${p.postfixDir}/mailsvc/sqlite/virtual-domains.cf`);
+    // SQLite: Postfix asks mailsvc's socketmap server (it cannot open the database: its daemons drop supplementary groups).
+    expect(execFileSync('postconf', ['-c', p.postfixDir, '-n', 'mailsvc_db'], { encoding: 'utf8' }).trim()).toBe('');
+    const maps = `proxy:socketmap:unix:${p.postfixSpool}/mailsvc/maps`;
+    expect(get('virtual_mailbox_domains')).toBe(`${maps}:domains`);
+    expect(get('virtual_mailbox_maps')).toBe(`${maps}:mailboxes`);
+    expect(get('virtual_alias_maps')).toBe(`${maps}:alias-mailboxes, ${maps}:aliases`);
+    expect(get('smtpd_sender_login_maps')).toBe(`${maps}:sender-logins`);
+    expect(execFileSync('cat', [p.settingsFile], { encoding: 'utf8' })).toMatch(new RegExp(`^MAILSVC_MAPS_LISTEN=unix:${p.postfixSpool}/mailsvc/maps$`, 'm'));
     expect(get('smtpd_sasl_path')).toBe('private/auth');
     expect(get('smtpd_end_of_data_restrictions')).toMatch(/^check_policy_service \{ unix:mailsvc\/policy,/);
     expect(get('smtpd_milters')).toBe('inet:127.0.0.1:11332');
@@ -36,7 +42,7 @@ const expectWired: Record<WiredDaemon, (p: WiringInput['ctx']['paths']) => void>
     expect(master).toContain('submission/inet/smtpd_sasl_auth_enable = yes');
     expect(master).toContain('submissions/inet/smtpd_tls_wrappermode = yes');
     expect(execFileSync('postconf', ['-c', p.postfixDir, '-M', 'submission/inet'], { encoding: 'utf8' })).toMatch(/^submission\s+inet\s+n\s+-\s+n\s+-\s+-\s+smtpd/);
-    expect(execFileSync('grep', ['^dbpath', join(p.postfixDir, 'mailsvc/sqlite/virtual-mailboxes.cf')], { encoding: 'utf8' }).trim()).toBe('dbpath = /var/lib/mailsvc/mailsvc.db');
+    expect(existsSync(join(p.postfixDir, 'mailsvc/sqlite'))).toBe(false);
   },
   dovecot: (p) => {
     const conf = execFileSync('doveconf', ['-c', p.dovecotConf, '-n'], { encoding: 'utf8' });
