@@ -190,7 +190,8 @@ describe.skipIf(missing !== null)('from a stock Debian 12 to a healthy mail host
   /** bob@outside.test sends through the outside Postfix, which delivers to the guest's MX. */
   const sendFromOutside = async (subject: string): Promise<void> => {
     const r = await outside(['curl', '-sS', '--max-time', '30', `smtp://${OUT_ADDR}:25`, '--mail-from', BOB, '--mail-rcpt', ALICE, '-T', '-'], message(BOB, ALICE, subject));
-    expect(r.code, r.stderr).toBe(0);
+    const log = join(tmp, 'outside', 'postfix.log');
+    expect(r.code, `${r.stderr}\nthe outside Postfix's log:\n${existsSync(log) ? readFileSync(log, 'utf8').slice(-3000) : '(none)'}`).toBe(0);
   };
   const outsideMailbox = (): string[] => {
     const dir = join(tmp, 'outside', 'mail', 'bob', 'new');
@@ -213,7 +214,7 @@ describe.skipIf(missing !== null)('from a stock Debian 12 to a healthy mail host
       'myhostname = mx.outside.test\nmydomain = outside.test\nmyorigin = outside.test\nmydestination =\nalias_maps =\nalias_database =',
       `inet_interfaces = ${OUT_ADDR}\ninet_protocols = ipv4\nmynetworks = 127.0.0.0/8 ${OUT_ADDR}/32`,
       `virtual_mailbox_domains = outside.test\nvirtual_mailbox_base = ${dir}/mail\nvirtual_mailbox_maps = static:bob/\nvirtual_uid_maps = static:65534\nvirtual_gid_maps = static:65534`,
-      `transport_maps = inline:{ ${DOMAIN} = smtp:[${GUEST_ADDR}]:25 }`,
+      `transport_maps = inline:{ ${DOMAIN}=smtp:[${GUEST_ADDR}]:25 }`,
       // No DNS out here either: the next hop is an address, and clients are not looked up.
       'smtp_dns_support_level = disabled\nsmtpd_peername_lookup = no',
       'smtp_tls_security_level = may\nsmtpd_tls_security_level = none',
@@ -281,6 +282,8 @@ describe.skipIf(missing !== null)('from a stock Debian 12 to a healthy mail host
     await show('journal', 'journalctl --no-pager -n 80 -o short -u postfix@- -u mailsvc -u nginx -u dovecot -u rspamd');
     await show('postconf -n', 'postconf -n');
     await show('postconf -M', 'postconf -M');
+    await show('nftables', 'systemctl status nftables --no-pager -l | tail -n 20; nft list tables 2>&1 | head -n 20');
+    await show('the helper and the limits', 'journalctl --no-pager -n 60 -o short -u mailsvc-helper; journalctl --no-pager -p warning -n 40 -o short');
   }, 120_000);
 
   afterAll(async () => {

@@ -95,6 +95,7 @@ describe.skipIf(missing !== null)('installed on a Debian 12 host under systemd (
     const r = await guest.run([`${unpacked}/bin/mailsvc`, 'install'], { env: { MAILSVC_BACKUP_ONCALENDAR: BACKUP_CALENDAR }, timeoutMs: 300_000 });
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toMatch(/left for you: set the administrator password/);
+    expect(r.stdout).toMatch(/limits applied to the wired daemons/);
     for (const unit of ['mailsvc-helper.socket', 'mailsvc.service', 'mailsvc-backup.timer', 'mailsvc-backup-verify.timer', 'mailsvc-stats.timer', 'mailsvc-dkim-rotate.timer']) {
       expect(`${unit} ${await active(unit)}`).toBe(`${unit} active`);
     }

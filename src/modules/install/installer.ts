@@ -44,6 +44,12 @@ export type InstallInput = {
   serviceUser?: string;
   /** Wires the installed mail daemons to mailsvc (host mode; wiring/index.ts), before the service restarts with the settings it wrote. */
   wire?(): Promise<WiringReport>;
+  /**
+   * After the wiring: `mailsvc limits apply` (the limits in force rendered into
+   * the daemons that were wired, through the helper). null: applied; otherwise
+   * what is left for the administrator.
+   */
+  applyLimits?(): Promise<string | null>;
 };
 
 const SERVICE_USER = 'mailsvc';
@@ -160,6 +166,11 @@ export async function install(input: InstallInput): Promise<InstallReport> {
     await sh('systemctl', ['enable', '--now', 'mailsvc-helper.socket']);
     r.done.push(`migrations: ${await input.migrate()}`);
     if (input.wire) r.wiring = await input.wire();
+    if (input.applyLimits && r.wiring?.daemons.some((d) => d.status === 'wired' || d.status === 'already wired')) {
+      const left = await input.applyLimits();
+      if (left) r.left.push(left);
+      else r.done.push('limits applied to the wired daemons (mailsvc limits apply)');
+    }
     await sh('systemctl', ['enable', ...enabled.filter((n) => n !== 'mailsvc-helper.socket')]);
     await sh('systemctl', ['restart', ...units.filter((u) => u.start && u.name.endsWith('.timer')).map((u) => u.name)]);
     await sh('systemctl', ['restart', 'mailsvc.service']);
