@@ -308,6 +308,9 @@ describe.skipIf(missing !== null)('from a stock Debian 12 to a healthy mail host
       if (i === 0) expect(await sh(`cd /root && sha256sum ${basename(DEB_URL)}`)).toContain(execFileSync('sha256sum', [join(tmp, 'feed', new URL(DEB_URL).pathname)]).toString().split(' ')[0]);
     }
     expect(readme[1]!.out).toContain('done: migrations');
+    // Every mail daemon wired (nftables too: enabled at boot, its ruleset unable to flush fail2ban's tables), none failed.
+    expect(readme[1]!.out).toMatch(/^ {2}nftables: wired$/m);
+    expect(readme[1]!.out).not.toMatch(/^ {2}[a-z0-9]+: failed/m);
     expect(readme[2]!.out).toMatch(/The service was restarted and answers/);
     const v = JSON.parse(await sh('mailsvc --version --json')) as { version: string; node: string; runtime: string };
     expect(v).toMatchObject({ version: VERSION, runtime: 'bundled' });

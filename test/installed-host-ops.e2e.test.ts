@@ -131,10 +131,13 @@ describe.skipIf(missing !== null)('installed host: the mail daemons wired by mai
     await sh('fail2ban-client set mailsvc-auth unbanip 192.0.2.45');
   }, 600_000);
 
-  it('the wiring leaves no unit failed; the hook and policy sockets belong to the groups dovecot and postfix', async () => {
+  it("the wiring leaves no unit failed; the hook, policy and lookup-table sockets belong to the groups dovecot and postfix, and Postfix's tables are mailsvc's socket", async () => {
     for (const unit of ['mailsvc', 'dovecot', 'postfix', 'rspamd', 'postsrsd', 'fail2ban']) expect(`${unit} ${(await guest.run(['systemctl', 'is-active', unit])).stdout.trim()}`).toBe(`${unit} active`);
     expect((await sh('systemctl --failed --plain --no-legend --no-pager')).trim()).not.toMatch(/dovecot|postfix|rspamd|postsrsd|fail2ban|mailsvc\.service|mailsvc-helper/);
-    expect((await sh('stat -c "%U:%G %a" /run/mailsvc/auth-hook.sock /var/spool/postfix/mailsvc/policy')).trim().split('\n')).toEqual(['mailsvc:dovecot 660', 'mailsvc:postfix 660']);
+    expect((await sh('stat -c "%U:%G %a" /run/mailsvc/auth-hook.sock /var/spool/postfix/mailsvc/policy /var/spool/postfix/mailsvc/maps')).trim().split('\n')).toEqual(['mailsvc:dovecot 660', 'mailsvc:postfix 660', 'mailsvc:postfix 660']);
+    // Postfix reads no database file: its five tables are answered by mailsvc.
+    expect((await sh('postconf -h virtual_mailbox_maps')).trim()).toBe('proxy:socketmap:unix:/var/spool/postfix/mailsvc/maps:mailboxes');
+    expect((await sh(`postmap -q ${DOMAIN} socketmap:unix:/var/spool/postfix/mailsvc/maps:domains`)).trim()).toBe(DOMAIN);
   }, 120_000);
 
   it('Dovecot accepts an IMAP login with an app password (only the hook knows it) and refuses a wrong one', async () => {

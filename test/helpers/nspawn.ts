@@ -147,7 +147,10 @@ export async function bootGuest(
     binds?: { host: string; guest: string }[];
     logDir: string;
     timeoutMs?: number;
-    /** A network namespace the test made (`ip netns add`): the guest's network is that one, not loopback alone. */
+    /**
+     * A network namespace the test made (`ip netns add`): the guest's network is that one, not loopback alone.
+     * The guest keeps CAP_NET_ADMIN there, as --private-network gives it (nft loads its ruleset into that namespace only).
+     */
     netns?: string;
   },
 ): Promise<Guest> {
@@ -155,7 +158,7 @@ export async function bootGuest(
   const logFile = join(opts.logDir, `${name}.console`);
   const log = openSync(logFile, 'w');
   const binds = (opts.binds ?? []).map((b) => `--bind-ro=${b.host}:${b.guest}`);
-  const nspawn = spawn('systemd-nspawn', ['-D', root, '--boot', '-M', name, '--register=no', '--keep-unit', ...(opts.netns ? [`--network-namespace-path=/run/netns/${opts.netns}`] : ['--private-network']), '--console=read-only', ...binds], {
+  const nspawn = spawn('systemd-nspawn', ['-D', root, '--boot', '-M', name, '--register=no', '--keep-unit', ...(opts.netns ? [`--network-namespace-path=/run/netns/${opts.netns}`, '--capability=CAP_NET_ADMIN'] : ['--private-network']), '--console=read-only', ...binds], {
     stdio: ['ignore', log, log],
     env: { PATH: process.env.PATH ?? GUEST_PATH, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY: '1' },
   });
