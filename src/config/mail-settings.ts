@@ -38,14 +38,15 @@ export type PolicyListen = SocketListen;
 type Source = Record<string, string | undefined>;
 const val = (src: Source, key: string): string | undefined => (src[key] === undefined || src[key] === '' ? undefined : src[key]);
 
-function loopback(src: Source, key: string, dflt: string | null): { host: string; port: number } | null {
+/** A loopback `host:port` or off; `example` is what the error names (with `unix:` where that is allowed too). */
+function loopback(src: Source, key: string, dflt: string | null, example = '127.0.0.1:10031'): { host: string; port: number } | null {
   const raw = val(src, key) ?? dflt;
   if (raw === null || raw === 'off') return null;
   const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(raw);
   const host = m?.[1] ?? '';
   const port = Number(m?.[2] ?? -1);
   if (!m || port > 65535 || !ipaddr.isValid(host) || ipaddr.process(host).range() !== 'loopback') {
-    throw new SettingsError(key, `must be a loopback host:port such as 127.0.0.1:${key === 'MAILSVC_MAPS_LISTEN' ? '10032' : '10031'}${key === 'MAILSVC_MAIL_AUTH_LISTEN' ? '' : ', unix:/path'}, or off`);
+    throw new SettingsError(key, `must be a loopback host:port such as ${example}, or off`);
   }
   return { host, port };
 }
@@ -74,15 +75,15 @@ function count(src: Source, key: string, dflt: number): number {
   return Number(v);
 }
 
-/** `unix:/path` (its group from `groupKey`), a loopback `host:port`, or off. */
-function socketListen(src: Source, key: string, groupKey: string, dflt: string | null): SocketListen | null {
+/** `unix:/path` (its group from `groupKey`), a loopback `host:port`, or off; the examples are what errors name. */
+function socketListen(src: Source, key: string, groupKey: string, dflt: string | null, examples: { tcp: string; unix: string }): SocketListen | null {
   const raw = val(src, key);
   if (raw?.startsWith('unix:')) {
     const path = raw.slice('unix:'.length);
-    if (!path.startsWith('/')) throw new SettingsError(key, `unix: needs an absolute path, such as unix:/var/spool/postfix/mailsvc/${key === 'MAILSVC_MAPS_LISTEN' ? 'maps' : 'policy'}`);
+    if (!path.startsWith('/')) throw new SettingsError(key, `unix: needs an absolute path, such as ${examples.unix}`);
     return { path, socketGroup: groupId(src, groupKey) };
   }
-  return loopback(src, key, dflt);
+  return loopback(src, key, dflt, `${examples.tcp}, ${examples.unix}`);
 }
 
 /** Where an installed host's hook listens unless MAILSVC_MAIL_AUTH_SOCKET says otherwise: where Dovecot's Lua passdb (deploy/dovecot) looks. */
@@ -93,9 +94,9 @@ export function loadMailSettings(src: Source, dataDir: string, layout: 'checkout
   const socket = val(src, 'MAILSVC_MAIL_AUTH_SOCKET') ?? (layout === 'installed' ? INSTALLED_AUTH_SOCKET : join(dataDir, 'auth-hook.sock'));
   return Object.freeze({
     sendRateDefaults: Object.fromEntries(WINDOWS.map((w) => [w, rate(src, sendRateSetting(w))])) as Limits,
-    policyListen: socketListen(src, 'MAILSVC_POLICY_LISTEN', 'MAILSVC_POLICY_SOCKET_GROUP', '127.0.0.1:10031'),
+    policyListen: socketListen(src, 'MAILSVC_POLICY_LISTEN', 'MAILSVC_POLICY_SOCKET_GROUP', '127.0.0.1:10031', { tcp: '127.0.0.1:10031', unix: 'unix:/var/spool/postfix/mailsvc/policy' }),
     policyMaxConnections: count(src, 'MAILSVC_POLICY_MAX_CONNECTIONS', 200),
-    mapsListen: socketListen(src, 'MAILSVC_MAPS_LISTEN', 'MAILSVC_MAPS_SOCKET_GROUP', null),
+    mapsListen: socketListen(src, 'MAILSVC_MAPS_LISTEN', 'MAILSVC_MAPS_SOCKET_GROUP', null, { tcp: '127.0.0.1:10032', unix: 'unix:/var/spool/postfix/mailsvc/maps' }),
     authHookSocket: socket === 'off' ? null : socket,
     authHookSocketGroup: groupId(src, 'MAILSVC_MAIL_AUTH_SOCKET_GROUP'),
     authHookListen: loopback(src, 'MAILSVC_MAIL_AUTH_LISTEN', null),

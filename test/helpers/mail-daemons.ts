@@ -6,6 +6,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { DialectName } from '../../src/db/database.js';
+import { SOCKETMAP_NAMES } from '../../src/modules/install/wiring/postfix.js';
 import { waitForGreeting } from './mail-clients.js';
 
 /**
@@ -296,12 +297,6 @@ scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 `;
 
-// deploy/postfix/<db>/<file>.cf and the socketmap table install puts in its place.
-const SOCKETMAP_TABLES: [string, string][] = [
-  ['virtual-domains.cf', 'domains'], ['virtual-mailboxes.cf', 'mailboxes'], ['virtual-alias-mailboxes.cf', 'alias-mailboxes'],
-  ['virtual-aliases.cf', 'aliases'], ['sender-logins.cf', 'sender-logins'],
-];
-
 function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: number, submissionsPort: number, smtpPort = 0): void {
   const type = SQL_TYPE[opts.dialect];
   const t = dbTarget(opts.dialect, opts.databaseUrl);
@@ -327,7 +322,8 @@ function writePostfixConfig(dir: string, opts: PostfixOptions, submissionPort: n
     ...(opts.tls ? [`smtpd_tls_chain_files = ${opts.tls.key}, ${opts.tls.chain}`] : []),
     deployFile('postfix/main.cf.mailsvc', [
       [/^mailsvc_db = .*$/m, `mailsvc_db = ${type}`],
-      ...(opts.maps ? SOCKETMAP_TABLES.map(([file, name]): [RegExp, string] => [new RegExp(`proxy:\\$\\{mailsvc_db\\}:/etc/postfix/mailsvc/\\$\\{mailsvc_db\\}/${file}`), `proxy:socketmap:unix:${opts.maps ?? ''}:${name}`]) : []),
+      // The socketmap table install puts in place of each deploy/postfix/<db>/<file>.cf.
+      ...(opts.maps ? Object.entries(SOCKETMAP_NAMES).map(([file, name]): [RegExp, string] => [new RegExp(`proxy:\\$\\{mailsvc_db\\}:/etc/postfix/mailsvc/\\$\\{mailsvc_db\\}/${file}\\.cf`), `proxy:socketmap:unix:${opts.maps ?? ''}:${name}`]) : []),
       ['/etc/postfix/mailsvc/', `${etc}/mailsvc/`],
       ['smtpd_sasl_path = private/auth', `smtpd_sasl_path = ${opts.saslPath}`],
       ['lmtp:unix:private/dovecot-lmtp', opts.lmtp ? `lmtp:unix:${opts.lmtp}` : 'discard:'],

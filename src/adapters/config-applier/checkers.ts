@@ -71,11 +71,11 @@ export function postfixChecker(configDir: string, exec: RunFn = run): ConfigChec
         // Debian's makedefs.out is a symlink into /usr/share/postfix; postfix-script forgives that only
         // at /etc/postfix, and would warn "symlink leaves directory" (into syslog) for the copy.
         const makedefs = join(staged, 'makedefs.out');
-        if (existsSync(makedefs) && lstatSync(makedefs).isSymbolicLink()) {
-          const text = readFileSync(makedefs);
+        if (lstatSync(makedefs, { throwIfNoEntry: false })?.isSymbolicLink()) {
+          const text = existsSync(makedefs) ? readFileSync(makedefs) : null;
           rmSync(makedefs);
-          writeFileSync(makedefs, text);
-        } else if (!existsSync(makedefs)) rmSync(makedefs, { force: true });
+          if (text) writeFileSync(makedefs, text);
+        }
         return runChecker(exec, 'postfix', ['-c', staged, 'check']);
       }),
   };

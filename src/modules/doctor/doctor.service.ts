@@ -42,8 +42,9 @@ export class DoctorService {
     const now = () => clock.now();
     const mail = settings.mail;
     const hooks: Listen[] = [...(mail.authHookSocket ? [{ path: mail.authHookSocket }] : []), ...(mail.authHookListen ? [mail.authHookListen] : [])];
-    const policy: Listen | null = mail.policyListen ? ('path' in mail.policyListen ? { path: mail.policyListen.path } : mail.policyListen) : null;
-    const maps: Listen | null = mail.mapsListen ? ('path' in mail.mapsListen ? { path: mail.mapsListen.path } : mail.mapsListen) : null;
+    const listen = (l: typeof mail.policyListen): Listen | null => (l ? ('path' in l ? { path: l.path } : l) : null);
+    const policy = listen(mail.policyListen);
+    const maps = listen(mail.mapsListen);
     const paths = [
       { id: 'disk.data', name: 'disk space of the data directory', path: settings.dataDir, setting: 'MAILSVC_DATA_DIR' },
       { id: 'disk.mail-storage', name: 'disk space of the mail storage', path: settings.stats.mailStorage, setting: 'MAILSVC_MAIL_STORAGE' },

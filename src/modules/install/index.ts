@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Infra } from '../../infra/index.js';
 import { packageRoot } from '../../config/layout.js';
 import { readSettingsFile } from '../../config/settings-file.js';
-import { exec } from '../../adapters/exec.js';
+import { exec, run } from '../../adapters/exec.js';
 import { AppError } from '../../shared/errors.js';
 import { SERVICE_VERSION } from '../../shared/version.js';
 import { healthUrl, waitForService } from '../../shared/service-wait.js';
@@ -21,7 +21,6 @@ export { installCommands } from './commands.js';
 export { ownershipPlan, snapshotsDir } from './ownership-plan.js';
 export type { PlanEntry, Role } from './ownership-plan.js';
 
-/** `mailsvc install` / `uninstall` (docs/install.md). */
 /**
  * `mailsvc limits apply` as the service user, through the helper (as the
  * timers and the API do it), so the daemons just wired run with the limits
@@ -29,13 +28,14 @@ export type { PlanEntry, Role } from './ownership-plan.js';
  * root is next needed. null: applied; otherwise what is left to do.
  */
 async function applyLimits(): Promise<string | null> {
-  const r = await exec('runuser', ['-u', 'mailsvc', '--', '/usr/local/bin/mailsvc', 'limits', 'apply', '--json'], { timeoutMs: 600_000, okCodes: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] }).catch((err: unknown) => ({ code: -1, stdout: '', stderr: err instanceof Error ? err.message : String(err) }));
+  const r = await run('runuser', ['-u', 'mailsvc', '--', '/usr/local/bin/mailsvc', 'limits', 'apply', '--json'], { timeoutMs: 600_000 }).catch((err: unknown) => ({ code: -1, stdout: '', stderr: err instanceof Error ? err.message : String(err) }));
   await exec('systemctl', ['stop', 'mailsvc-helper.service'], { okCodes: [0, 1, 5] }).catch(() => undefined);
   if (r.code === 0) return null;
   const why = (r.stderr.trim().split('\n').at(-1) ?? '').slice(0, 300) || `exit ${r.code}`;
   return `apply the limits to the daemons: mailsvc limits apply (at install it failed: ${why})`;
 }
 
+/** `mailsvc install` / `uninstall` (docs/install.md). */
 export function createInstallModule(infra: Pick<Infra, 'settings'>) {
   const s = infra.settings;
   const switches = () => readSwitches({ ...readSettingsFile(s.configFile), ...process.env }, s.updates.installRoot);
@@ -60,7 +60,7 @@ export function createInstallModule(infra: Pick<Infra, 'settings'>) {
         waitForService: () => waitForService(healthUrl(s.apiHost, s.apiPort), s.secretKey === undefined ? join(s.dataDir, 'secret.key') : null),
         migrate: async () => (await exec('runuser', ['-u', 'mailsvc', '--', '/usr/local/bin/mailsvc', 'db', 'migrate'], { timeoutMs: 600_000 })).stdout.trim() || 'applied',
         wire: () => wireDaemons(hostWiring(s, join(pkg, 'deploy'), wiring)),
-        applyLimits: () => applyLimits(),
+        applyLimits,
       });
     },
     uninstall: (root: string): Promise<InstallReport> => uninstall(root, s.updates.installRoot),

@@ -16,7 +16,6 @@ export function createRoutingModule(infra: Pick<Infra, 'db' | 'log'>) {
   const maps = new PostfixMaps(infra.db);
   return {
     guard: new RoutingGuard(infra.db),
-    maps,
     startMapServer: (listen: SocketListen, opts: { maxConnections?: number } = {}) => startMapServer(listen, maps, infra.log, opts),
   };
 }

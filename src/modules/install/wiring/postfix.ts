@@ -40,7 +40,7 @@ export function masterCfServices(text: string): { service: string; line: string;
 const MILTER = 'inet:127.0.0.1:11332';
 
 /** deploy/postfix/<db>/<file>.cf → the name mailsvc's socketmap server gives that table. */
-const SOCKETMAP_NAMES: Record<string, PostfixMapName> = {
+export const SOCKETMAP_NAMES: Record<string, PostfixMapName> = {
   'virtual-domains': 'domains',
   'virtual-mailboxes': 'mailboxes',
   'virtual-alias-mailboxes': 'alias-mailboxes',
@@ -125,8 +125,8 @@ export async function planPostfix(ctx: WiringContext, alsoWired: ReadonlySet<Wir
     // Set every time on the scratch copy: postconf replaces a key or a service in place, so a second run
     // yields the same bytes and the applier finds nothing to do.
     await postconf(['-e', ...[...set].map(([k, v]) => `${k}=${v}`)]);
-    // An earlier install's mailsvc_db, unused with socketmap tables (postconf would warn of it).
-    if (socketmap && (await postconf(['-n', 'mailsvc_db']).catch(() => '')) !== '') await postconf(['-X', 'mailsvc_db']);
+    // An earlier install's mailsvc_db, unused with socketmap tables (postconf would warn of it); -X of an absent key changes nothing.
+    if (socketmap) await postconf(['-X', 'mailsvc_db']);
     for (const s of masterCfServices(template(ctx, 'postfix/master.cf.submission'))) {
       await postconf(['-M', `${s.service}=${s.line}`]);
       if (s.params.length) await postconf(['-P', ...s.params.map((p) => `${s.service}/${p}`)]);
