@@ -73,13 +73,23 @@ function serveConnection(socket: Socket, runner: HelperRunner, log: Logger, opts
   let chain = Promise.resolve();
   // Identification may have taken a while: the first request gets at least a second after reading starts.
   const firstDeadline = Math.max(connectedAt + opts.firstRequestMs, Date.now() + 1000);
+  const deadline = (): number => (gotLine ? lastActive + opts.idleMs : firstDeadline);
   const arm = (): void => {
     if (timer) clearTimeout(timer);
     timer = undefined;
     if (inFlight > 0 || socket.destroyed) return;
-    const deadline = gotLine ? lastActive + opts.idleMs : firstDeadline;
-    timer = setTimeout(() => socket.destroy(), Math.max(0, deadline - Date.now()));
+    timer = setTimeout(expire, Math.max(0, deadline() - Date.now()));
   };
+  // A loaded host can stall this process past a deadline while the peer's request already waits in the socket:
+  // the timer then fires before that input is read. So the connection is cut one turn of the event loop later
+  // (setImmediate runs after the poll phase, which reads what is waiting), and only if no line came by then.
+  function expire(): void {
+    setImmediate(() => {
+      if (inFlight > 0 || socket.destroyed) return;
+      if (Date.now() >= deadline()) socket.destroy();
+      else arm();
+    });
+  }
   const enqueue = (work: () => void | Promise<void>): void => {
     inFlight += 1;
     arm();
