@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the stock Debian 12 root the first-install test boots (test/first-install.e2e.test.ts): what a
+# Builds the stock Debian 12 root the first-install tests boot (test/helpers/first-install.ts): what a
 # bare Debian 12 host has (debootstrap minbase with systemd, wget and the CA certificates), apt's package
 # lists, and in apt's cache the .debs that `apt-get install ./mailsvc_<v>_amd64.deb` fetches for the
 # package's Depends and Recommends (PKG…), downloaded, not installed. The guest has no route to Debian's

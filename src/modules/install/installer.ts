@@ -74,6 +74,11 @@ function settingsFile(s: InstallSwitches): string {
   ].join('\n');
 }
 
+/**
+ * `systemctl disable --now` waits for each unit to stop: the service's graceful shutdown, a timer's run in
+ * progress. exec's default of 10 s cut uninstall off on a real host; systemd's own stop timeout is 90 s.
+ */
+const STOP_TIMEOUT_MS = 180_000;
 const sh = async (file: string, args: string[]): Promise<void> => void (await exec(file, args, { timeoutMs: 120_000 }));
 
 export async function install(input: InstallInput): Promise<InstallReport> {
@@ -143,7 +148,7 @@ export async function install(input: InstallInput): Promise<InstallReport> {
     // A timer switched off is removed, with its service, so that nothing starts it.
     const off = u.name.endsWith('.timer') && !u.enable;
     if (off) {
-      if (host && existsSync(path)) await exec('systemctl', ['disable', '--now', u.name], { okCodes: [0, 1, 5] });
+      if (host && existsSync(path)) await exec('systemctl', ['disable', '--now', u.name], { okCodes: [0, 1, 5], timeoutMs: STOP_TIMEOUT_MS });
       rmSync(path, { force: true });
       rmSync(at(join(UNIT_DIR, u.name.replace(/\.timer$/, '.service'))), { force: true });
       continue;
@@ -209,7 +214,7 @@ export async function uninstall(root: string, installRoot: string): Promise<Inst
   const r: InstallReport = { root, done: [], skipped: [], left: [] };
   const present = UNITS.map((u) => u.name).filter((n) => existsSync(at(join(UNIT_DIR, n))));
   if (host && present.length) {
-    await exec('systemctl', ['disable', '--now', ...present.filter((n) => !n.includes('@'))], { okCodes: [0, 1, 5] });
+    await exec('systemctl', ['disable', '--now', ...present.filter((n) => !n.includes('@'))], { okCodes: [0, 1, 5], timeoutMs: STOP_TIMEOUT_MS });
   }
   for (const n of present) rmSync(at(join(UNIT_DIR, n)), { force: true });
   if (host) await sh('systemctl', ['daemon-reload']);
