@@ -1,6 +1,7 @@
 import { createConnection } from 'node:net';
 import type { Socket } from 'node:net';
 import { readdirSync } from 'node:fs';
+import { getHeapSpaceStatistics } from 'node:v8';
 
 /** Latency of `GET /health`, sampled every `everyMs` while a load runs. */
 export class HealthProbe {
@@ -38,15 +39,32 @@ export class HealthProbe {
 }
 
 /** The process's RSS, sampled every 50 ms; `growth` is the peak over the first sample. */
+/** The bytes V8 has reserved for its young generation now (new_space; it grows to its own cap, whatever the load). */
+const youngBytes = (): number => getHeapSpaceStatistics().filter((s) => s.space_name === 'new_space' || s.space_name === 'new_large_object_space').reduce((n, s) => n + s.space_size, 0);
+
+/**
+ * The process's peak RSS growth since the probe started. `heldMb()` leaves out what V8's young generation
+ * grew by meanwhile: that space grows to a cap of its own (V8's default semi-space is larger on Node 24 than on
+ * Node 20; the installed service caps it at 1 MiB with --max-semi-space-size=1), so it is not memory a flood
+ * makes the process hold.
+ */
 export class RssProbe {
   private readonly base = process.memoryUsage().rss;
+  private readonly youngBase = youngBytes();
   peak = this.base;
-  private readonly timer = setInterval(() => {
+  private youngPeak = this.youngBase;
+  private readonly timer = setInterval(() => this.sample(), 50);
+  private sample(): void {
     this.peak = Math.max(this.peak, process.memoryUsage().rss);
-  }, 50);
+    this.youngPeak = Math.max(this.youngPeak, youngBytes());
+  }
   growthMb(): number {
-    this.peak = Math.max(this.peak, process.memoryUsage().rss);
+    this.sample();
     return (this.peak - this.base) / 2 ** 20;
+  }
+  /** The peak RSS growth less the young generation's growth. */
+  heldMb(): number {
+    return this.growthMb() - (this.youngPeak - this.youngBase) / 2 ** 20;
   }
   stop(): number {
     clearInterval(this.timer);
