@@ -42,7 +42,7 @@ export async function openDnsModules(
   const later: { dns?: DnsModule } = {};
   const dkim = () => (later.dns as DnsModule).dkim;
   const domains = createDomainsModule(infra, {
-    keys: { generate: (d) => dkim().generate(d) },
+    keys: { generate: (d) => dkim().generate(d), has: async (d) => (await dkim().keys(d)).length > 0, resync: async () => void (await dkim().syncSigning()) },
     // As the module list wires them: the dns module listens to domain.deleting.
     deleting: { listeners: async () => [retireDomainKeys(dkim())] },
   });

@@ -173,6 +173,25 @@ describe.skipIf(!postgres)('deleting a domain stops Rspamd signing for it and re
     const plain = await cli(['domains', 'delete', 'plain.test'], { MAILSVC_HELPER: `unix:${join(dir, 'no-helper.sock')}` });
     expect(plain.code, plain.stderr).toBe(0);
   });
+
+  it('an add --generate-dkim that stopped halfway (docs/reliability.md) is completed by running it again: keys for a domain left without them; the key file back for one whose signing was never rendered, still 409', async () => {
+    // Stopped after the domain's row, before its keys (the process killed): a domain without keys.
+    expect((await cli(['add', 'domain', 'half.test'])).code).toBe(0);
+    const again = await cli(['add', 'domain', 'half.test', '--generate-dkim', '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    const selector = (JSON.parse(again.stdout) as { dkim: { keys: { selector: string }[] } }).dkim.keys[0]?.selector ?? '';
+    expect(keyFiles('half.test')).toEqual([`half.test.${selector}.key`]);
+    expect(readFileSync(conf(), 'utf8')).toContain(`selector = "${selector}"`);
+    // Stopped after the keys' rows, before Rspamd's files: the key file is missing. Run again: 409 (the domain and
+    // its keys exist), and the signing is rendered from the stored keys on the way.
+    rmSync(join(keyDir(), `half.test.${selector}.key`));
+    const third = await cli(['add', 'domain', 'half.test', '--generate-dkim']);
+    expect(third.code).toBe(3);
+    expect(expectOneErrorLine(third)).toMatch(/half\.test already exists/);
+    expect(keyFiles('half.test')).toEqual([`half.test.${selector}.key`]);
+    expect(configtest().status).toBe(0);
+    expect((await cli(['domains', 'delete', 'half.test'])).code).toBe(0);
+  });
 });
 
 /**

@@ -19,6 +19,10 @@ import { DOMAIN_SORT } from './schema.js';
  */
 export type DomainKeyMaker = {
   generate(domain: string): Promise<{ keys: { selector: string; record_name: string; record_value: string }[] }>;
+  /** Whether the domain has DKIM keys (signing or published). */
+  has(domain: string): Promise<boolean>;
+  /** Renders Rspamd's signing again from the stored keys (key files and dkim_signing.conf), checked and reloaded. */
+  resync(): Promise<void>;
 };
 
 /**
@@ -65,7 +69,13 @@ export class DomainService {
    */
   async createWithDkim(name: string): Promise<DomainView> {
     if (!this.keys) throw new AppError('bad_request', 'DKIM keys cannot be made here: the dns module is not available');
-    const domain = await this.create(name);
+    let domain: DomainView;
+    try {
+      domain = await this.create(name);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'conflict') throw err;
+      return this.completeWithDkim(name, err);
+    }
     try {
       const { keys } = await this.keys.generate(domain.name);
       return { ...domain, dkim: { keys: keys.map((k) => ({ selector: k.selector, record_name: k.record_name, record_value: k.record_value })) } };
@@ -74,6 +84,23 @@ export class DomainService {
       await this.changed('deleted', domain.name);
       throw err;
     }
+  }
+
+  /**
+   * The domain exists. An earlier `add domain --generate-dkim` stopped between its steps (the process killed, the
+   * power lost: docs/reliability.md) may have left it without keys, or with keys Rspamd does not sign with yet:
+   * this run completes it. A domain with keys stays 409, once its signing is rendered again from the stored keys
+   * (best effort: the 409 is the answer either way).
+   */
+  private async completeWithDkim(name: string, exists: AppError): Promise<DomainView> {
+    const keys = this.keys as DomainKeyMaker;
+    const row = await this.resolve(name);
+    if (await keys.has(row.name)) {
+      await keys.resync().catch(() => undefined);
+      throw exists;
+    }
+    const made = await keys.generate(row.name);
+    return { ...presentDomain(row), dkim: { keys: made.keys.map((k) => ({ selector: k.selector, record_name: k.record_name, record_value: k.record_value })) } };
   }
 
   async create(name: string): Promise<DomainView> {

@@ -14,7 +14,7 @@ export function domainRoutes(app: FastifyInstance, domains: DomainService, hooks
   r.post('/domains', {
     onRequest: hooks.admin,
     config: { scope: 'accounts' },
-    schema: { tags, security, description: 'Adds a mail domain (lowercase ASCII, IDNs in punycode). A domain that already exists is 409. With generate_dkim its DKIM keys are made and Rspamd signs its mail at once; the answer holds the records to publish (a failure removes the domain again: 502 when the root helper fails, 503 when it cannot be reached).', summary: 'Add a mail domain', body: DomainCreateBody, response: { 201: DomainSchema, ...errors(400, 401, 403, 409, 422, 502, 503) } },
+    schema: { tags, security, description: 'Adds a mail domain (lowercase ASCII, IDNs in punycode). A domain that already exists is 409, except with generate_dkim when it has no DKIM keys yet (an earlier add that stopped between its steps): then its keys are made (201). With generate_dkim its DKIM keys are made and Rspamd signs its mail at once; the answer holds the records to publish (a failure removes the domain again: 502 when the root helper fails, 503 when it cannot be reached).', summary: 'Add a mail domain', body: DomainCreateBody, response: { 201: DomainSchema, ...errors(400, 401, 403, 409, 422, 502, 503) } },
     handler: async (req, reply) => reply.status(201).send(req.body.generate_dkim ? await domains.createWithDkim(req.body.name) : await domains.create(req.body.name)),
   });
   r.get('/domains', {
