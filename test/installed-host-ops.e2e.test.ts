@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, API } from './helpers/guest-api.js';
-import { installedGuest, installedGuestUnavailable, type InstalledGuest } from './helpers/installed-guest.js';
+import { installedGuest, installedGuestUnavailable, until, type InstalledGuest } from './helpers/installed-guest.js';
 import type { Guest } from './helpers/nspawn.js';
 import { skipNotice } from './helpers/services.js';
 
@@ -32,21 +32,6 @@ const statuses = (out: string): Record<string, string> => Object.fromEntries((JS
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `probe` until it returns a value that is not undefined; throws with the last state after `ms`. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(500);
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}
 
 describe.skipIf(missing !== null)('installed host: the mail daemons wired by mailsvc install, every host operation through the helper', () => {
   let ig: InstalledGuest;

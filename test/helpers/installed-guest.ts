@@ -47,6 +47,24 @@ export function releaseArchive(tmp: string): string {
   return join(tmp, 'feed', 'stable', version, `mailsvc-${version}.tar.gz`);
 }
 
+const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` until it returns a value that is not undefined; throws with the last error after `ms`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    await pause(500);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
 export type InstalledGuest = {
   guest: Guest;
   tmp: string;
@@ -54,6 +72,8 @@ export type InstalledGuest = {
   bearer: string;
   /** Waits until GET /health answers 200 (throws with the service's journal after 90 s). */
   healthy(): Promise<void>;
+  /** Power loss and boot again (the same overlay): `guest` is the new one afterwards. */
+  crashAndBoot(): Promise<Guest>;
   dispose(): Promise<void>;
 };
 
@@ -83,7 +103,8 @@ export async function installedGuest(lower: string, name: string): Promise<Insta
     rmSync(tmp, { recursive: true, force: true });
   };
   try {
-    guest = await bootGuest(overlay.merged, { binds: [{ host: dirname(archive), guest: '/srv/release' }], logDir: tmp, timeoutMs: 180_000 });
+    const boot = (): Promise<Guest> => bootGuest(overlay.merged, { binds: [{ host: dirname(archive), guest: '/srv/release' }], logDir: tmp, timeoutMs: 180_000 });
+    guest = await boot();
     const g = guest;
     const file = basename(archive);
     await g.sh(`cd /root && cp /srv/release/${file} /srv/release/${file}.sha256 . && sha256sum -c ${file}.sha256 && tar -xzf ${file}`);
@@ -95,7 +116,20 @@ export async function installedGuest(lower: string, name: string): Promise<Insta
     await waitHealthy(g);
     const secret = await enrolTotp(g, ADMIN, ADMIN_PASSWORD);
     const bearer = await signIn(g, ADMIN, ADMIN_PASSWORD, secret);
-    return { guest: g, tmp, bearer, healthy: () => waitHealthy(g), dispose };
+    const ig: InstalledGuest = {
+      guest: g,
+      tmp,
+      bearer,
+      healthy: () => waitHealthy(ig.guest),
+      async crashAndBoot() {
+        await ig.guest.crash();
+        guest = await boot();
+        ig.guest = guest;
+        return guest;
+      },
+      dispose,
+    };
+    return ig;
   } catch (e) {
     await dispose();
     throw e;

@@ -99,6 +99,8 @@ export type Guest = {
   /** `sh -c script` inside; throws with the output when it exits non-zero. */
   sh(script: string, opts?: RunOptions): Promise<string>;
   halt(): Promise<void>;
+  /** Power loss: SIGKILL to the guest's PID 1, which kills every process of its PID namespace at once; resolves when nspawn is gone. */
+  crash(): Promise<void>;
 };
 
 function childPid(pid: number): number | null {
@@ -181,6 +183,18 @@ export async function bootGuest(
       const r = await run(['sh', '-c', script], o);
       if (r.code !== 0) throw new Error(`guest: sh -c ${JSON.stringify(script)} exited ${r.code}\n${r.stdout}\n${r.stderr}`);
       return r.stdout;
+    },
+    async crash() {
+      if (exited) return;
+      const done = new Promise<void>((r) => nspawn.once('exit', () => r()));
+      try {
+        process.kill(guest.pid1, 'SIGKILL');
+      } catch {
+        nspawn.kill('SIGKILL');
+      }
+      const t = setTimeout(() => nspawn.kill('SIGKILL'), 30_000);
+      await done;
+      clearTimeout(t);
     },
     async halt() {
       if (exited) return;
