@@ -105,7 +105,7 @@ describe.skipIf(!asked || missing !== null)('the fault matrix: one fault at a se
       if (!op || !fault) throw new Error(`no such cell: ${JSON.stringify(cell)} (operations: ${OPS.map((o) => o.name).join(', ')}; faults: ${FAULTS.map((f) => f.name).join(', ')})`);
       h.tag = `c${i}s${cell.seed % 1000}`;
       const atMs = Math.floor(prng(cell.seed)() * (durations.get(op.name) ?? 1000));
-      const ctx = { h, op, atMs, crashAndBoot: async () => void (await ig.crashAndBoot()) };
+      const ctx = { h, op, crashAndBoot: async () => void (await ig.crashAndBoot()) };
       const before = `before-${h.tag}`;
       await send(before);
       await op.prepare(h);

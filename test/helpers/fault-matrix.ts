@@ -80,8 +80,6 @@ export const UNITS = ['postfix', 'dovecot', 'rspamd', 'fail2ban', 'mailsvc'];
 export type FaultContext = {
   h: Host;
   op: Operation;
-  /** When in the operation's run the fault lands, in ms from its start. */
-  atMs: number;
   /** Boots the guest again after a crash (power loss); the harness replaces h.guest. */
   crashAndBoot(): Promise<void>;
 };
@@ -97,15 +95,15 @@ export type Fault = {
   before?(f: FaultContext): Promise<void>;
   during?(f: FaultContext): Promise<void>;
   after?(f: FaultContext): Promise<void>;
-  /** The operation's process may be gone: its result is not expected to be a success or a failure. */
-  killsOperation: boolean;
 };
+
+const stopDaemon = async ({ h, op }: FaultContext): Promise<void> => void (await sh(h.guest, `systemctl stop ${op.daemon}`));
+const startDaemon = async ({ h, op }: FaultContext): Promise<void> => void (await sh(h.guest, `systemctl start ${op.daemon}`));
 
 export const FAULTS: Fault[] = [
   {
     name: 'sigkill-cli',
     what: 'SIGKILL of the process doing the work (the CLI, or the service for an API call)',
-    killsOperation: true,
     async during({ h, op }) {
       if (op.via === 'api') await sh(h.guest, 'systemctl kill -s KILL mailsvc.service');
       else await sh(h.guest, 'kill -KILL "$(cat /run/fault-op.pid)" 2>/dev/null || true');
@@ -114,7 +112,6 @@ export const FAULTS: Fault[] = [
   {
     name: 'helper-restart',
     what: 'the root helper restarted mid-operation',
-    killsOperation: false,
     async during({ h }) {
       await sh(h.guest, 'systemctl restart mailsvc-helper.service || true');
     },
@@ -122,33 +119,12 @@ export const FAULTS: Fault[] = [
   {
     name: 'power-loss',
     what: 'the whole guest killed (every process at once) and booted again',
-    killsOperation: true,
     async during({ crashAndBoot }) {
       await crashAndBoot();
     },
   },
-  {
-    name: 'daemon-stopped',
-    what: "the operation's daemon stopped before it starts (started again after)",
-    killsOperation: false,
-    async before({ h, op }) {
-      await sh(h.guest, `systemctl stop ${op.daemon}`);
-    },
-    async after({ h, op }) {
-      await sh(h.guest, `systemctl start ${op.daemon}`);
-    },
-  },
-  {
-    name: 'daemon-stopped-during',
-    what: "the operation's daemon stopped at the seeded point (started again after)",
-    killsOperation: false,
-    async during({ h, op }) {
-      await sh(h.guest, `systemctl stop ${op.daemon}`);
-    },
-    async after({ h, op }) {
-      await sh(h.guest, `systemctl start ${op.daemon}`);
-    },
-  },
+  { name: 'daemon-stopped', what: "the operation's daemon stopped before it starts (started again after)", before: stopDaemon, after: startDaemon },
+  { name: 'daemon-stopped-during', what: "the operation's daemon stopped at the seeded point (started again after)", during: stopDaemon, after: startDaemon },
 ];
 
 const MIB = 1024 * 1024;
@@ -162,6 +138,12 @@ export function operations(): Operation[] {
   const addrOf = (h: Host): string => `u${h.tag}@example.org`;
   let oldPassword = '';
   let newPassword = '';
+  /** PATCH /admin/limits with the wanted size, then POST /admin/limits/apply: exit 0 when both answered 200. */
+  const applyLimitsViaApi = async (h: Host): Promise<RunResult> => {
+    const patch = await h.api('PATCH', '/admin/limits', { 'message-size-limit': `${sizes.api.want / MIB}M` });
+    const applied = patch.status === 200 ? await h.api('POST', '/admin/limits/apply') : patch;
+    return { code: applied.status === 200 ? 0 : 1, stdout: JSON.stringify(applied), stderr: '' };
+  };
   return [
     {
       name: 'limits-apply',
@@ -214,8 +196,7 @@ export function operations(): Operation[] {
       start: (h) => startTracked(h.guest, `mailsvc accounts passwd ${addrOf(h)} --password-stdin`, `${newPassword}\n`),
       async state(h) {
         // The hook decides every login: exactly one of the two passwords opens the mailbox.
-        const login = async (pw: string): Promise<boolean> => (await h.guest.run(['curl', '-sS', '--max-time', '30', 'imap://127.0.0.1/', '-u', `${addrOf(h)}:${pw}`])).code === 0;
-        const [o, n] = [await login(oldPassword), await login(newPassword)];
+        const [o, n] = [await imapLogin(h, addrOf(h), oldPassword), await imapLogin(h, addrOf(h), newPassword)];
         return n && !o ? 'new' : o && !n ? 'old' : `old password ${o ? 'works' : 'refused'}, new password ${n ? 'works' : 'refused'}`;
       },
       again: (h) => h.guest.run(['mailsvc', 'accounts', 'passwd', addrOf(h), '--password-stdin'], { input: `${newPassword}\n`, timeoutMs: 300_000 }),
@@ -229,20 +210,9 @@ export function operations(): Operation[] {
         s.was = Number((await sh(h.guest, 'postconf -h message_size_limit')).trim());
         s.want = s.was === 30 * MIB ? 31 * MIB : 30 * MIB;
       },
-      start: (h) => ({
-        result: (async () => {
-          const patch = await h.api('PATCH', '/admin/limits', { 'message-size-limit': `${sizes.api.want / MIB}M` });
-          if (patch.status !== 200) return { code: 1, stdout: JSON.stringify(patch), stderr: '' };
-          const applied = await h.api('POST', '/admin/limits/apply');
-          return { code: applied.status === 200 ? 0 : 1, stdout: JSON.stringify(applied), stderr: '' };
-        })(),
-      }),
+      start: (h) => ({ result: applyLimitsViaApi(h) }),
       state: (h) => sizeState(h, sizes.api),
-      async again(h) {
-        const patch = await h.api('PATCH', '/admin/limits', { 'message-size-limit': `${sizes.api.want / MIB}M` });
-        const applied = patch.status === 200 ? await h.api('POST', '/admin/limits/apply') : patch;
-        return { code: applied.status === 200 ? 0 : 1, stdout: JSON.stringify(applied), stderr: '' };
-      },
+      again: (h) => applyLimitsViaApi(h),
     },
     {
       name: 'backup-run',
@@ -277,7 +247,7 @@ export function operations(): Operation[] {
       async state(h) {
         // Gone from the database and refused by Dovecot (the hook), or both still there.
         const inDb = (await h.guest.run(['mailsvc', 'accounts', 'show', addrOf(h), '--json'])).code === 0;
-        const logs = (await h.guest.run(['curl', '-sS', '--max-time', '30', 'imap://127.0.0.1/', '-u', `${addrOf(h)}:${oldPassword}`])).code === 0;
+        const logs = await imapLogin(h, addrOf(h), oldPassword);
         return !inDb && !logs ? 'new' : inDb && logs ? 'old' : `the database ${inDb ? 'has' : 'lacks'} the account, its password ${logs ? 'still logs in' : 'is refused'}`;
       },
       again: (h) => h.guest.run(['mailsvc', 'accounts', 'delete', addrOf(h), '--yes', '--json'], { timeoutMs: 300_000 }),
@@ -314,6 +284,9 @@ const firewallRules = (extra: boolean): Record<string, string>[] => [
   { ports: 'ssh mail web', protocol: 'tcp', source: '', enabled: 'yes' },
   ...(extra ? [{ ports: '143', protocol: 'tcp', source: EXTRA_SOURCE, enabled: 'yes' }] : []),
 ];
+
+/** Whether Dovecot (through mailsvc's hook) lets `address` in with `password` over IMAP. */
+const imapLogin = async (h: Host, address: string, password: string): Promise<boolean> => (await h.guest.run(['curl', '-sS', '--max-time', '30', 'imap://127.0.0.1/', '-u', `${address}:${password}`])).code === 0;
 
 /** Postfix's message_size_limit: what it was, what it should become, or neither. */
 async function sizeState(h: Host, s: { was: number; want: number }): Promise<string> {

@@ -49,7 +49,7 @@ const { DEPENDS, RECOMMENDS } = (await import(pathToFileURL(join(REPO_ROOT, 'scr
 const PACKAGES = [...DEPENDS, ...RECOMMENDS].map((d) => d.split(/\s/)[0] as string);
 
 /** The first ```sh block under README's heading `heading` (up to the next heading of its level or above). */
-export function readmeCommands(readme: string, heading: string): string[] {
+function readmeCommands(readme: string, heading: string): string[] {
   const level = /^#+/.exec(heading)![0].length;
   const section = readme.split(new RegExp(`^${heading.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'))[1]?.split(new RegExp(`^#{1,${level}} `, 'm'))[0] ?? '';
   const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';

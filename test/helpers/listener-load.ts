@@ -38,12 +38,11 @@ export class HealthProbe {
   }
 }
 
-/** The process's RSS, sampled every 50 ms; `growth` is the peak over the first sample. */
 /** The bytes V8 has reserved for its young generation now (new_space; it grows to its own cap, whatever the load). */
 const youngBytes = (): number => getHeapSpaceStatistics().filter((s) => s.space_name === 'new_space' || s.space_name === 'new_large_object_space').reduce((n, s) => n + s.space_size, 0);
 
 /**
- * The process's peak RSS growth since the probe started. `heldMb()` leaves out what V8's young generation
+ * The process's RSS, sampled every 50 ms: `growthMb()` is the peak over the first sample. `heldMb()` leaves out what V8's young generation
  * grew by meanwhile: that space grows to a cap of its own (V8's default semi-space is larger on Node 24 than on
  * Node 20; the installed service caps it at 1 MiB with --max-semi-space-size=1), so it is not memory a flood
  * makes the process hold.

@@ -50,6 +50,12 @@ export const presentDomain = (r: DomainRow & { accounts?: number; aliases?: numb
   updated_at: iso(r.updated_at),
 });
 
+/** A new domain's view with the records of the keys just made. */
+const withKeys = (domain: DomainView, keys: Awaited<ReturnType<DomainKeyMaker['generate']>>['keys']): DomainView => ({
+  ...domain,
+  dkim: { keys: keys.map((k) => ({ selector: k.selector, record_name: k.record_name, record_value: k.record_value })) },
+});
+
 export class DomainService {
   constructor(
     private readonly repo: DomainRepository,
@@ -74,11 +80,11 @@ export class DomainService {
       domain = await this.create(name);
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'conflict') throw err;
-      return this.completeWithDkim(name, err);
+      return this.completeWithDkim(this.keys, name, err);
     }
     try {
       const { keys } = await this.keys.generate(domain.name);
-      return { ...domain, dkim: { keys: keys.map((k) => ({ selector: k.selector, record_name: k.record_name, record_value: k.record_value })) } };
+      return withKeys(domain, keys);
     } catch (err) {
       await this.repo.deleteIfEmpty(domain.id);
       await this.changed('deleted', domain.name);
@@ -92,15 +98,14 @@ export class DomainService {
    * this run completes it. A domain with keys stays 409, once its signing is rendered again from the stored keys
    * (best effort: the 409 is the answer either way).
    */
-  private async completeWithDkim(name: string, exists: AppError): Promise<DomainView> {
-    const keys = this.keys as DomainKeyMaker;
+  private async completeWithDkim(keys: DomainKeyMaker, name: string, exists: AppError): Promise<DomainView> {
     const row = await this.resolve(name);
     if (await keys.has(row.name)) {
       await keys.resync().catch(() => undefined);
       throw exists;
     }
     const made = await keys.generate(row.name);
-    return { ...presentDomain(row), dkim: { keys: made.keys.map((k) => ({ selector: k.selector, record_name: k.record_name, record_value: k.record_value })) } };
+    return withKeys(presentDomain(row), made.keys);
   }
 
   async create(name: string): Promise<DomainView> {
